@@ -1,0 +1,62 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+/// Every numbered migration in `sql/` is compiled into the binary, so a deployed `storesync`
+/// always carries exactly the schema it was built for.
+let migrationFiles: [Resource] = {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/sql")) ?? []
+    return names.filter { $0.hasSuffix(".sql") }.sorted().map { .embedInCode("sql/\($0)") }
+}()
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+func system(_ name: String, _ pkgConfig: String, _ apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "StoreSync",
+    products: [
+        .executable(name: "storesync", targets: ["storesync"]),
+    ],
+    targets: [
+        // C libraries from Debian, one system target each.
+        system("CPostgres", "libpq", "libpq-dev"),
+        system("COpenSSL", "openssl", "libssl-dev"),
+        system("CCurl", "libcurl", "libcurl4-openssl-dev"),
+        system("CMicroHTTPD", "libmicrohttpd", "libmicrohttpd-dev"),
+        system("CSystemd", "libsystemd", "libsystemd-dev"),
+        // Wrappers for variadic functions and macros the Swift importer drops.
+        .target(name: "CStoreSyncShims", cSettings: [.define("_GNU_SOURCE")]),
+
+        // Adapters: the only modules that import C.
+        .target(name: "Postgres", dependencies: ["CPostgres", "CStoreSyncShims", "Logging"], swiftSettings: strict),
+        .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strict),
+
+        // Shared plumbing with no C and no I/O beyond stderr.
+        .target(name: "Logging", swiftSettings: strict),
+
+        // Domain.
+        .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
+        .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
+
+        // Services.
+        .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
+
+        // Faces.
+        .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd"],
+                swiftSettings: strict),
+        .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
+
+        // Test support: a database per test, a worker process with test-only job kinds.
+        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker"],
+                path: "Tests/TestSupport", swiftSettings: strict),
+        .executableTarget(name: "storesync-testworker", dependencies: ["TestSupport", "Worker", "Queue", "Logging"],
+                          path: "Tests/TestWorker", swiftSettings: strict),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
+                                                      "storesync", "storesync-testworker"],
+                    swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,122 @@
+import Foundation
+import Migrations
+import Postgres
+import Queue
+import Synchronization
+import Worker
+
+struct BenchCommand: Command {
+    static let name = "bench"
+    static let summary = "measure throughput (queue drain); prints one JSON line"
+    static let usage = """
+        usage: storesync bench queue --jobs N [--slots S] [--flushers F]
+
+        queue  Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
+               path with S slots (default 256) and F concurrent commit flushers (default 2). Prints
+               jobs_per_sec = N / (last completion − first lease), and lease-to-commit latency p50/p99.
+               Needs an empty queue: use a throwaway database (../shared/bench/queue-peers.sh makes one).
+        """
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        guard let target = arguments.positional() else { throw UsageError("say what to benchmark: queue") }
+        guard target == "queue" else { throw UsageError("unknown benchmark \(target.debugDescription); available: queue") }
+        guard let jobsText = try arguments.option("--jobs") else { throw UsageError("--jobs N is required") }
+        let jobs = try Parse.int(jobsText, "--jobs", range: 1...10_000_000)
+        let slots = try Parse.int(try arguments.option("--slots") ?? "256", "--slots", range: 1...10_000)
+        let flushers = try Parse.int(try arguments.option("--flushers") ?? "2", "--flushers", range: 1...16)
+        try arguments.finish()
+        let result = try await environment.withPool(size: flushers + 2) { pool in
+            try await drainQueue(pool: pool, jobs: jobs, slots: slots, flushers: flushers,
+                                 listenURL: try environment.databaseURL())
+        }
+        Output.print(result.text)
+        return 0
+    }
+
+    static let noopKind = "bench.noop"
+
+    private static func drainQueue(pool: PostgresPool, jobs: Int, slots: Int, flushers: Int, listenURL: String)
+        async throws -> Output.Value
+    {
+        try await pool.withConnection { try await Migrator().requireCurrent($0) }
+        let pending = try await pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self)
+        guard pending == 0 else {
+            throw UsageError("bench queue needs an empty queue, found \(pending) jobs: use a throwaway database")
+        }
+        try await pool.query("INSERT INTO jobs (kind) SELECT $1 FROM generate_series(1, $2)", [noopKind, jobs])
+        try await pool.query("VACUUM ANALYZE jobs")
+        _ = try? await pool.query("CHECKPOINT")
+        let synchronousCommit = try await pool.query("SHOW synchronous_commit")[0].decode(0, as: String.self)
+
+        var configuration = WorkerConfiguration()
+        configuration.concurrency = slots
+        configuration.completionFlushers = flushers
+        var registry = HandlerRegistry()
+        registry.register(noopKind, NoopHandler())
+        let recorder = DrainRecorder(expected: jobs)
+        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: listenURL,
+                            observer: recorder)
+        recorder.onDone = { worker.stop() }
+        let started = ContinuousClock.now
+        await worker.run()
+        let summary = recorder.summary()
+        let left = try await pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self)
+        return .object([
+            ("benchmark", .string("queue")),
+            ("jobs_per_sec", .double((Double(summary.completed) / summary.wall.seconds).rounded())),
+            ("jobs", .int(jobs)), ("completed", .int(summary.completed)), ("left_in_queue", .int(left)),
+            ("wall_s", .double(summary.wall.seconds)),
+            ("wall_incl_startup_s", .double((ContinuousClock.now - started).seconds)),
+            ("latency_ms", .object([("p50", .double(summary.p50)), ("p99", .double(summary.p99))])),
+            ("slots", .int(slots)), ("completion_flushers", .int(flushers)),
+            ("synchronous_commit", .string(synchronousCommit)),
+            ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
+        ])
+    }
+}
+
+private struct NoopHandler: JobHandler {
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult { .done() }
+}
+
+/// Collects lease-to-commit latencies and stops the worker after the last expected job.
+private final class DrainRecorder: WorkerObserver, @unchecked Sendable {
+    private struct State {
+        var firstLease: ContinuousClock.Instant?
+        var lastCommit: ContinuousClock.Instant?
+        var latencies: [Double] = []
+    }
+
+    private let state = Mutex(State())
+    private let expected: Int
+    /// Set once before the worker starts.
+    var onDone: (@Sendable () -> Void)?
+
+    init(expected: Int) {
+        self.expected = expected
+        state.withLock { $0.latencies.reserveCapacity(expected) }
+    }
+
+    func jobFinished(kind: String, report: FinishReport?, sinceLease: Duration) {
+        let now = ContinuousClock.now
+        let done = state.withLock { state -> Bool in
+            let leased = now - sinceLease
+            if state.firstLease.map({ leased < $0 }) ?? true { state.firstLease = leased }
+            state.lastCommit = now
+            state.latencies.append(sinceLease.seconds * 1000)
+            return state.latencies.count == expected
+        }
+        if done { onDone?() }
+    }
+
+    func summary() -> (completed: Int, wall: Duration, p50: Double, p99: Double) {
+        state.withLock { state in
+            let sorted = state.latencies.sorted()
+            func percentile(_ p: Double) -> Double {
+                sorted.isEmpty ? 0 : (sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 100).rounded() / 100
+            }
+            let wall = (state.lastCommit ?? .now) - (state.firstLease ?? .now)
+            return (sorted.count, wall, percentile(0.5), percentile(0.99))
+        }
+    }
+}

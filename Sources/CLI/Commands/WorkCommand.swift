@@ -1,0 +1,67 @@
+import Migrations
+import Postgres
+import Queue
+import Systemd
+import Worker
+
+struct WorkCommand: Command {
+    static let name = "work"
+    static let summary = "run a worker process: lease jobs, run them, record outcomes (scale by starting more)"
+    static let usage = """
+        usage: storesync work [--concurrency N] [--poll-interval D] [--lease-duration D] [--grace-period D]
+
+        Leases due jobs from PostgreSQL and runs them until SIGTERM or SIGINT, then stops leasing, lets
+        in-flight jobs finish within the grace period and releases the rest. Refuses to start when the
+        database schema does not match this build (run `storesync migrate`).
+
+          --concurrency N      jobs running at once in this process      env STORESYNC_CONCURRENCY   default 32
+          --poll-interval D    idle re-check when no NOTIFY arrives      env STORESYNC_POLL_INTERVAL default 1s
+          --lease-duration D   lease length; heartbeats renew it         env STORESYNC_LEASE_DURATION default 60s
+          --grace-period D     time to finish in-flight jobs on stop     env STORESYNC_GRACE_PERIOD  default 30s
+
+        Durations: 500ms, 30s, 5m, 2h. Database connections per process: STORESYNC_DB_POOL_SIZE (default 6)
+        plus one for LISTEN.
+        """
+
+    static func configuration(_ arguments: inout Arguments, environment: Environment) throws -> WorkerConfiguration {
+        var configuration = WorkerConfiguration()
+        let concurrency = try arguments.option("--concurrency") ?? environment.string("STORESYNC_CONCURRENCY")
+        if let concurrency { configuration.concurrency = try Parse.int(concurrency, "concurrency", range: 1...10_000) }
+        let poll = try arguments.option("--poll-interval") ?? environment.string("STORESYNC_POLL_INTERVAL")
+        if let poll {
+            configuration.pollInterval = try Parse.duration(poll, "poll interval", range: .milliseconds(10)...(.seconds(3600)))
+        }
+        let lease = try arguments.option("--lease-duration") ?? environment.string("STORESYNC_LEASE_DURATION")
+        if let lease {
+            configuration.leaseDuration = try Parse.duration(lease, "lease duration", range: .milliseconds(100)...(.seconds(86_400)))
+        }
+        let grace = try arguments.option("--grace-period") ?? environment.string("STORESYNC_GRACE_PERIOD")
+        if let grace {
+            configuration.gracePeriod = try Parse.duration(grace, "grace period", range: .zero...(.seconds(3600)))
+        }
+        return configuration
+    }
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        var configuration = try configuration(&arguments, environment: environment)
+        try arguments.finish()
+        let postgres = try environment.postgres(defaultSize: 6, applicationName: "storesync-work")
+        let pool = PostgresPool(postgres)
+        try await pool.withConnection { try await Migrator().requireCurrent($0) }
+
+        var registry = HandlerRegistry()
+        registry.register(PurgeHandler.kind, PurgeHandler())
+        configuration.schedules = [PurgeHandler.schedule]
+
+        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: postgres.url)
+        let signals = TerminationSignals {
+            ServiceNotifier.stopping()
+            worker.stop()
+        }
+        ServiceNotifier.ready()
+        await worker.run()
+        signals.cancel()
+        await pool.close()
+        return 0
+    }
+}

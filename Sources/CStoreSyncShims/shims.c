@@ -1,0 +1,10 @@
+#include <pthread.h>
+#include <string.h>
+#include "storesync_shims.h"
+
+int storesync_set_thread_name(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof(truncated) - 1);
+    truncated[sizeof(truncated) - 1] = '\0';
+    return pthread_setname_np(pthread_self(), truncated);
+}

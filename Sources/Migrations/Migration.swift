@@ -1,0 +1,25 @@
+/// One numbered schema change from `sql/`, compiled into the binary.
+public struct Migration: Sendable {
+    public let version: Int
+    public let name: String
+    public let sql: String
+
+    init(version: Int, name: String, bytes: [UInt8]) {
+        self.version = version
+        self.name = name
+        self.sql = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The file name in `sql/`, Flyway style: `V0001__queue.sql`.
+    public var fileName: String {
+        let digits = String(version)
+        return "V" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "__\(name).sql"
+    }
+}
+
+extension Migration {
+    /// Every migration this build knows, in order. A test checks this list against `sql/`.
+    public static let all: [Migration] = [
+        Migration(version: 1, name: "queue", bytes: PackageResources.V0001__queue_sql),
+    ]
+}

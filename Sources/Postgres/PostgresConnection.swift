@@ -1,0 +1,249 @@
+import CPostgres
+import Foundation
+import Logging
+
+/// A statement prepared once per connection and executed by name afterwards, for the hot paths
+/// (lease, complete) where parse and plan time would otherwise dominate.
+public struct PreparedStatement: Sendable, Hashable {
+    public let name: String
+    public let sql: String
+
+    public init(name: String, sql: String) {
+        self.name = name
+        self.sql = sql
+    }
+}
+
+/// A `NOTIFY` received on a listening connection.
+public struct PostgresNotification: Sendable, Equatable {
+    public let channel: String
+    public let payload: String
+}
+
+/// One libpq connection, owned by an actor that runs on its own OS thread.
+///
+/// Every libpq call happens on that thread, so blocking network waits never occupy Swift's cooperative
+/// pool, and the `PGconn` is never touched by two threads at once. Callers outside the actor `await` each
+/// call; code running inside `transaction` is isolated to the connection and calls it synchronously,
+/// so a whole transaction costs one hop onto the connection thread.
+public actor PostgresConnection {
+    private let executor: ThreadExecutor
+    private var handle: OpaquePointer?
+    private var prepared: Set<String> = []
+    private var transactionDepth = 0
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private init(executor: ThreadExecutor) {
+        self.executor = executor
+    }
+
+    isolated deinit {
+        if let handle { PQfinish(handle) }
+        executor.shutdown()
+    }
+
+    /// Opens a connection. `url` is a libpq connection URI or key=value string; a connect timeout and
+    /// the application name are added as defaults the URL can override.
+    public static func connect(url: String, applicationName: String = "storesync") async throws -> PostgresConnection {
+        let connection = PostgresConnection(executor: ThreadExecutor(name: "pg-conn"))
+        try await connection.open(url: url, applicationName: applicationName)
+        return connection
+    }
+
+    private func open(url: String, applicationName: String) throws {
+        let keys = ["connect_timeout", "application_name", "dbname"]
+        let values = ["5", applicationName, url]
+        let conn = withCStrings(keys) { keyPointers in
+            withCStrings(values) { valuePointers in
+                PQconnectdbParams(keyPointers, valuePointers, 1)
+            }
+        }
+        guard let conn else { throw PostgresError(.connectionLost, message: "out of memory creating a connection") }
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let message = Self.errorMessage(conn)
+            PQfinish(conn)
+            throw PostgresError(.connectionLost, message: "cannot connect: \(message)")
+        }
+        PQsetNoticeProcessor(conn, { _, message in
+            guard let message else { return }
+            Logger(component: "postgres").debug("server notice", ["notice": .string(String(cString: message))])
+        }, nil)
+        handle = conn
+        try executeScript("SET DateStyle = ISO; SET TimeZone = 'UTC'")
+    }
+
+    /// Whether the connection has failed and must be replaced.
+    public var isBroken: Bool {
+        guard let handle else { return true }
+        return PQstatus(handle) != CONNECTION_OK
+    }
+
+    /// Runs a parameterized statement (`$1…`).
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
+        let conn = try liveHandle()
+        let result = withParameters(parameters) { values in
+            PQexecParams(conn, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        }
+        return try consume(result)
+    }
+
+    /// Runs a prepared statement, preparing it on first use on this connection.
+    @discardableResult
+    public func execute(_ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
+        let conn = try liveHandle()
+        if !prepared.contains(statement.name) {
+            _ = try consume(PQprepare(conn, statement.name, statement.sql, Int32(parameters.count), nil))
+            prepared.insert(statement.name)
+        }
+        let result = withParameters(parameters) { values in
+            PQexecPrepared(conn, statement.name, Int32(parameters.count), values, nil, nil, 0)
+        }
+        return try consume(result)
+    }
+
+    /// Runs a script of several statements without parameters (migrations); libpq wraps it in one
+    /// implicit transaction unless the script manages its own.
+    public func executeScript(_ sql: String) throws {
+        let conn = try liveHandle()
+        _ = try consume(PQexec(conn, sql))
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Nested calls become savepoints, so a part can fail without undoing the rest.
+    public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
+        let savepoint = transactionDepth == 0 ? nil : "sp\(transactionDepth)"
+        try query(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN")
+        transactionDepth += 1
+        do {
+            let value = try body(self)
+            transactionDepth -= 1
+            try query(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+            return value
+        } catch {
+            transactionDepth -= 1
+            if !isBroken {
+                _ = try? query(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+            }
+            throw error
+        }
+    }
+
+    /// Subscribes this connection to a channel; use a dedicated connection for listening.
+    public func listen(_ channel: String) throws {
+        let conn = try liveHandle()
+        guard let escaped = PQescapeIdentifier(conn, channel, channel.utf8.count) else {
+            throw PostgresError(.other, message: "cannot quote channel name")
+        }
+        defer { PQfreemem(escaped) }
+        try query("LISTEN \(String(cString: escaped))")
+    }
+
+    /// Waits up to `timeoutMilliseconds` for notifications on this connection's thread and returns those
+    /// that arrived (possibly none).
+    public func waitForNotifications(timeoutMilliseconds: Int32) throws -> [PostgresNotification] {
+        let conn = try liveHandle()
+        var received = drainNotifications(conn)
+        if !received.isEmpty { return received }
+        var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if ready > 0 {
+            guard PQconsumeInput(conn) == 1 else {
+                throw PostgresError(.connectionLost, message: Self.errorMessage(conn))
+            }
+            received = drainNotifications(conn)
+        }
+        return received
+    }
+
+    private func drainNotifications(_ conn: OpaquePointer) -> [PostgresNotification] {
+        var received: [PostgresNotification] = []
+        while let notify = PQnotifies(conn) {
+            received.append(PostgresNotification(
+                channel: String(cString: notify.pointee.relname),
+                payload: String(cString: notify.pointee.extra)))
+            PQfreemem(notify)
+        }
+        return received
+    }
+
+    /// Closes the connection now rather than when the last reference goes away.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    private func liveHandle() throws -> OpaquePointer {
+        guard let handle else { throw PostgresError(.connectionLost, message: "connection is closed") }
+        return handle
+    }
+
+    private func consume(_ result: OpaquePointer?) throws -> PostgresRows {
+        guard let result else {
+            let message = handle.map(Self.errorMessage) ?? "no connection"
+            throw PostgresError(.connectionLost, message: message)
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return Self.copyRows(result)
+        default:
+            throw error(from: result)
+        }
+    }
+
+    private func error(from result: OpaquePointer) -> PostgresError {
+        func field(_ code: UInt8) -> String? {
+            PQresultErrorField(result, Int32(code)).map { String(cString: $0) }
+        }
+        let message = field(UInt8(ascii: "M")) ?? String(cString: PQresultErrorMessage(result))
+        guard let sqlState = field(UInt8(ascii: "C")) else {
+            return PostgresError(.connectionLost, message: message.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        var code = PostgresError.classify(sqlState: sqlState)
+        if isBroken { code = .connectionLost }
+        return PostgresError(code, sqlState: sqlState, message: message, constraint: field(UInt8(ascii: "n")))
+    }
+
+    private static func copyRows(_ result: OpaquePointer) -> PostgresRows {
+        let rowCount = Int(PQntuples(result))
+        let columnCount = Int(PQnfields(result))
+        var columns: [String] = []
+        columns.reserveCapacity(columnCount)
+        for column in 0..<columnCount { columns.append(String(cString: PQfname(result, Int32(column)))) }
+        var cells: [String?] = []
+        cells.reserveCapacity(rowCount * columnCount)
+        for row in 0..<rowCount {
+            for column in 0..<columnCount {
+                if PQgetisnull(result, Int32(row), Int32(column)) == 1 {
+                    cells.append(nil)
+                } else {
+                    let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+                    let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, Int32(row), Int32(column)), count: length)
+                    cells.append(String(decoding: bytes, as: UTF8.self))
+                }
+            }
+        }
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+        return PostgresRows(columns: columns, cells: cells, affectedRows: affected)
+    }
+
+    private static func errorMessage(_ conn: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Calls `body` with NUL-terminated copies of `strings` that stay valid for the whole call, plus a
+/// trailing NULL entry as libpq's keyword arrays require.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) } + [nil])
+}
+
+private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies = parameters.map { $0.postgresText.map { strdup($0) } ?? nil }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) })
+}

@@ -1,0 +1,210 @@
+import Foundation
+
+/// A Swift value that can be sent as a query parameter in PostgreSQL's text format.
+/// Parameters are always bound (`$1…`), never spliced into SQL.
+public protocol PostgresEncodable: Sendable {
+    /// The text representation, or nil for SQL NULL.
+    var postgresText: String? { get }
+}
+
+/// A Swift value that can be read from a column in PostgreSQL's text format.
+public protocol PostgresDecodable {
+    init(postgresText: String) throws
+}
+
+extension String: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { self }
+    public init(postgresText: String) { self = postgresText }
+}
+
+extension Int: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { String(self) }
+    public init(postgresText: String) throws {
+        guard let value = Int(postgresText) else { throw PostgresError.undecodable(postgresText, as: "Int") }
+        self = value
+    }
+}
+
+extension Int64: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { String(self) }
+    public init(postgresText: String) throws {
+        guard let value = Int64(postgresText) else { throw PostgresError.undecodable(postgresText, as: "Int64") }
+        self = value
+    }
+}
+
+extension Int32: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { String(self) }
+    public init(postgresText: String) throws {
+        guard let value = Int32(postgresText) else { throw PostgresError.undecodable(postgresText, as: "Int32") }
+        self = value
+    }
+}
+
+extension Double: PostgresDecodable {
+    public init(postgresText: String) throws {
+        guard let value = Double(postgresText) else { throw PostgresError.undecodable(postgresText, as: "Double") }
+        self = value
+    }
+}
+
+extension Bool: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? { self ? "t" : "f" }
+    public init(postgresText: String) throws {
+        switch postgresText {
+        case "t", "true": self = true
+        case "f", "false": self = false
+        default: throw PostgresError.undecodable(postgresText, as: "Bool")
+        }
+    }
+}
+
+/// `bytea`, exchanged in PostgreSQL's hex format (`\x0a1b…`).
+extension Data: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? {
+        var text = "\\x"
+        text.reserveCapacity(2 + count * 2)
+        let digits = Array("0123456789abcdef".utf8)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(count * 2)
+        for byte in self {
+            bytes.append(digits[Int(byte >> 4)])
+            bytes.append(digits[Int(byte & 0x0f)])
+        }
+        text += String(decoding: bytes, as: UTF8.self)
+        return text
+    }
+
+    public init(postgresText: String) throws {
+        let utf8 = Array(postgresText.utf8)
+        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0 else {
+            throw PostgresError.undecodable(String(postgresText.prefix(16)), as: "Data (bytea hex)")
+        }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity((utf8.count - 2) / 2)
+        var index = 2
+        while index < utf8.count {
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else {
+                throw PostgresError.undecodable("bytea", as: "Data (bytea hex)")
+            }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self = Data(bytes)
+    }
+}
+
+/// `timestamptz`. Connections set `DateStyle=ISO` and `TimeZone=UTC`, so the server always answers
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]+00`.
+extension Date: PostgresEncodable, PostgresDecodable {
+    public var postgresText: String? {
+        Self.format(micros: Int64((timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+
+    private static func format(micros: Int64) -> String {
+        var seconds = time_t(micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000)
+        let fraction = micros - Int64(seconds) * 1_000_000
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ v: Int64, _ width: Int) -> String {
+            let s = String(v)
+            return String(repeating: "0", count: max(0, width - s.count)) + s
+        }
+        return "\(pad(Int64(parts.tm_year) + 1900, 4))-\(pad(Int64(parts.tm_mon) + 1, 2))-\(pad(Int64(parts.tm_mday), 2))"
+            + " \(pad(Int64(parts.tm_hour), 2)):\(pad(Int64(parts.tm_min), 2)):\(pad(Int64(parts.tm_sec), 2))"
+            + ".\(pad(fraction, 6))+00"
+    }
+
+    public init(postgresText: String) throws {
+        guard let date = Self.parse(postgresText) else { throw PostgresError.undecodable(postgresText, as: "Date") }
+        self = date
+    }
+
+    private static func parse(_ text: String) -> Date? {
+        let b = Array(text.utf8)
+        func number(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= b.count else { return nil }
+            var value = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                value = value * 10 + Int(b[i] - 48)
+            }
+            return value
+        }
+        guard b.count >= 19, let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2) else { return nil }
+        var index = 19
+        var micros = 0
+        if index < b.count, b[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < b.count, b[index] >= 48, b[index] <= 57 {
+                if digits < 6 { micros = micros * 10 + Int(b[index] - 48); digits += 1 }
+                index += 1
+            }
+            while digits < 6 { micros *= 10; digits += 1 }
+        }
+        var offsetSeconds = 0
+        if index < b.count, b[index] == UInt8(ascii: "+") || b[index] == UInt8(ascii: "-") {
+            let sign = b[index] == UInt8(ascii: "-") ? -1 : 1
+            guard let hours = number(index + 1, 2) else { return nil }
+            var minutes = 0
+            if b.count >= index + 6, b[index + 3] == UInt8(ascii: ":") {
+                minutes = number(index + 4, 2) ?? 0
+            }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        let epoch = Int(timegm(&parts)) - offsetSeconds
+        return Date(timeIntervalSince1970: Double(epoch) + Double(micros) / 1_000_000)
+    }
+}
+
+extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
+    public var postgresText: String? { self?.postgresText }
+}
+
+/// A one-dimensional array parameter (`bigint[]`, `text[]`, …), the way batches of ids are sent in one
+/// statement and unpacked with `unnest`.
+public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
+    public let elements: [Element]
+    public init(_ elements: [Element]) { self.elements = elements }
+
+    public var postgresText: String? {
+        var text = "{"
+        for (i, element) in elements.enumerated() {
+            if i > 0 { text += "," }
+            guard let value = element.postgresText else {
+                text += "NULL"
+                continue
+            }
+            text += "\""
+            for ch in value.unicodeScalars {
+                if ch == "\"" || ch == "\\" { text += "\\" }
+                text.unicodeScalars.append(ch)
+            }
+            text += "\""
+        }
+        return text + "}"
+    }
+}
+
+extension PostgresError {
+    static func undecodable(_ text: String, as type: String) -> PostgresError {
+        PostgresError(.decoding, message: "cannot decode \(String(text.prefix(64)).debugDescription) as \(type)")
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Postgres
+
+/// Database work a job does as part of its completion. It runs inside the completion's transaction (in a
+/// savepoint of its own), so its effects commit if and only if the job is recorded as done.
+public typealias JobWrites = @Sendable (isolated PostgresConnection) throws -> Void
+
+/// How one leased job ends this attempt.
+public struct Finish: Sendable {
+    public enum Result: Sendable {
+        /// Done; the job row is deleted. `outcome` is a short word for logs and metrics.
+        case completed(outcome: String)
+        /// Run again at `runAt`; `error` is appended to the job's error history.
+        case retry(error: String, runAt: Date)
+        /// Never going to succeed: move to `dead_letters` with `reason`.
+        case deadLetter(reason: String)
+    }
+
+    public let lease: LeaseRef
+    public let maxAttempts: Int
+    public let result: Result
+    /// Only for `.completed`: the job's own writes, committed atomically with its completion.
+    public let writes: JobWrites?
+
+    public init(job: LeasedJob, result: Result, writes: JobWrites? = nil) {
+        self.lease = job.lease
+        self.maxAttempts = job.maxAttempts
+        self.result = result
+        self.writes = writes
+    }
+}
+
+/// What actually happened to a `Finish` once committed.
+public enum FinishReport: Sendable, Equatable {
+    case completed(outcome: String)
+    case retried(runAt: Date)
+    case deadLettered(reason: String)
+    /// The lease was lost (expired and taken by another worker, or released); nothing was written.
+    case leaseLost
+    /// The job's writes failed: it was turned into a retry or a dead letter instead.
+    case writesFailed(error: String, then: Then)
+
+    public enum Then: Sendable, Equatable {
+        case retried(runAt: Date)
+        case deadLettered(reason: String)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Postgres
+
+/// The queue's SQL: enqueue, lease, heartbeat, release and the batched finish.
+///
+/// Every statement that changes a leased job is fenced on (id, attempt, owner): a worker whose lease
+/// expired and was granted to someone else matches no row, so it can neither complete nor retry the job,
+/// and the transaction carrying its writes rolls them back.
+public struct JobQueue: Sendable {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    /// Adds a job; returns its id, or nil when `uniqueKey` names a job that is still pending.
+    @discardableResult
+    public func enqueue(_ job: NewJob) async throws -> Int64? {
+        try await pool.withConnection { connection in
+            try await connection.execute(Statements.enqueue, Self.enqueueParameters(job))
+        }.first.flatMap { try $0.decodeOptional(0, as: Int64.self) }
+    }
+
+    /// Adds a job on `connection`, inside the caller's transaction.
+    @discardableResult
+    public static func enqueue(_ job: NewJob, on connection: isolated PostgresConnection) throws -> Int64? {
+        try connection.execute(Statements.enqueue, enqueueParameters(job)).first
+            .flatMap { try $0.decodeOptional(0, as: Int64.self) }
+    }
+
+    private static func enqueueParameters(_ job: NewJob) -> [any PostgresEncodable] {
+        [job.kind, job.payload, job.raw, job.headers, Int(job.priority), job.runAt, job.maxAttempts, job.uniqueKey]
+    }
+
+    /// Leases up to `limit` due jobs for `owner` in one statement: highest priority first, then oldest.
+    /// A job whose previous lease ran out is among them; that lapse is recorded in its error history.
+    ///
+    /// Workers lease on a connection of their own with `synchronous_commit` off (see `Worker`): a lease lost
+    /// in a database crash only means the job is leased again, and each completion's durable commit flushes
+    /// the WAL of the lease before it anyway.
+    public static func lease(owner: String, limit: Int, duration: Duration, on connection: PostgresConnection)
+        async throws -> [LeasedJob]
+    {
+        guard limit > 0 else { return [] }
+        let rows = try await connection.execute(Statements.lease, [owner, limit, duration.milliseconds])
+        return try rows.map { row in
+            LeasedJob(
+                id: try row.decode(0), kind: try row.decode(1), payload: try row.decode(2),
+                raw: try row.decodeOptional(3), headers: try row.decodeOptional(4),
+                priority: Int16(try row.decode(5, as: Int.self)), attempt: try row.decode(6),
+                maxAttempts: try row.decode(7), createdAt: try row.decode(8), uniqueKey: try row.decodeOptional(9))
+        }
+    }
+
+    /// Extends the leases this worker still holds; returns the ones it no longer holds.
+    public func heartbeat(owner: String, leases: [LeaseRef], duration: Duration) async throws -> Set<LeaseRef> {
+        guard !leases.isEmpty else { return [] }
+        let rows = try await pool.withConnection { connection in
+            try await connection.execute(Statements.heartbeat, [
+                owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)), duration.milliseconds,
+            ])
+        }
+        let kept = Set(try rows.map { LeaseRef(id: try $0.decode(0), attempt: try $0.decode(1)) })
+        return Set(leases).subtracting(kept)
+    }
+
+    /// Gives leases back unfinished (graceful shutdown): the jobs are due again at once and the attempt
+    /// does not count.
+    @discardableResult
+    public func release(owner: String, leases: [LeaseRef]) async throws -> Int {
+        guard !leases.isEmpty else { return 0 }
+        return try await pool.withConnection { connection in
+            try await connection.execute(Statements.release, [
+                owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)),
+            ])
+        }.affectedRows
+    }
+
+    /// Records many outcomes with one commit. Each job's writes run in their own savepoint, so one job's
+    /// failure never undoes another's; a job whose lease is gone has its writes rolled back.
+    public static func finish(_ batch: [Finish], owner: String, policy: RetryPolicy = RetryPolicy(),
+                              on connection: isolated PostgresConnection) throws -> [FinishReport]
+    {
+        if batch.allSatisfy({ $0.writes == nil }), batch.allSatisfy({ if case .completed = $0.result { true } else { false } }) {
+            // The common no-writes case: one autocommitted statement, no transaction round trips.
+            return try finishGroups(batch, owner: owner, policy: policy, on: connection)
+        }
+        return try connection.transaction { connection in
+            try finishGroups(batch, owner: owner, policy: policy, on: connection)
+        }
+    }
+
+    private static func finishGroups(_ batch: [Finish], owner: String, policy: RetryPolicy,
+                                     on connection: isolated PostgresConnection) throws -> [FinishReport]
+    {
+        var reports = [FinishReport?](repeating: nil, count: batch.count)
+        var results = batch.map(\.result)
+
+        for (index, finish) in batch.enumerated() {
+            guard let writes = finish.writes, case .completed = finish.result else { continue }
+            do {
+                try connection.transaction { connection in
+                    let held = try connection.execute(Statements.lockLease, [finish.lease.id, finish.lease.attempt, owner])
+                    guard !held.isEmpty else { throw LeaseLost() }
+                    try writes(connection)
+                }
+            } catch is LeaseLost {
+                reports[index] = .leaseLost
+                results[index] = .completed(outcome: "lease lost")
+            } catch {
+                if let error = error as? PostgresError, error.code == .connectionLost { throw error }
+                let result = Finish.Result.after(error, attempt: finish.lease.attempt, maxAttempts: finish.maxAttempts,
+                                                 policy: policy)
+                results[index] = result
+                let message = (error as? JobFailure)?.message ?? String(describing: error)
+                switch result {
+                case .retry(_, let runAt): reports[index] = .writesFailed(error: message, then: .retried(runAt: runAt))
+                case .deadLetter(let reason): reports[index] = .writesFailed(error: message, then: .deadLettered(reason: reason))
+                case .completed: break
+                }
+            }
+        }
+
+        var completed: [(Int, LeaseRef)] = []
+        var retried: [(Int, LeaseRef, String, Date)] = []
+        var dead: [(Int, LeaseRef, String)] = []
+        for (index, finish) in batch.enumerated() where reports[index] != .leaseLost {
+            switch results[index] {
+            case .completed: completed.append((index, finish.lease))
+            case .retry(let error, let runAt): retried.append((index, finish.lease, error, runAt))
+            case .deadLetter(let reason): dead.append((index, finish.lease, reason))
+            }
+        }
+
+        var done: Set<Int64> = []
+        if !completed.isEmpty {
+            let rows = try connection.execute(Statements.complete, [
+                owner, PostgresArray(completed.map(\.1.id)), PostgresArray(completed.map(\.1.attempt)),
+            ])
+            done = Set(try rows.map { try $0.decode(0, as: Int64.self) })
+            for (index, lease) in completed where reports[index] == nil {
+                guard done.contains(lease.id), case .completed(let outcome) = results[index] else {
+                    reports[index] = .leaseLost
+                    continue
+                }
+                reports[index] = .completed(outcome: outcome)
+            }
+        }
+        if !retried.isEmpty {
+            let rows = try connection.execute(Statements.retry, [
+                owner, PostgresArray(retried.map(\.1.id)), PostgresArray(retried.map(\.1.attempt)),
+                PostgresArray(retried.map(\.3)), PostgresArray(retried.map(\.2)),
+            ])
+            let updated = Set(try rows.map { try $0.decode(0, as: Int64.self) })
+            for (index, lease, _, runAt) in retried {
+                guard updated.contains(lease.id) else {
+                    reports[index] = .leaseLost
+                    continue
+                }
+                if reports[index] == nil { reports[index] = .retried(runAt: runAt) }
+            }
+        }
+        if !dead.isEmpty {
+            let rows = try connection.execute(Statements.deadLetter, [
+                owner, PostgresArray(dead.map(\.1.id)), PostgresArray(dead.map(\.1.attempt)),
+                PostgresArray(dead.map(\.2)),
+            ])
+            let moved = Set(try rows.map { try $0.decode(0, as: Int64.self) })
+            for (index, lease, reason) in dead {
+                if !moved.contains(lease.id) {
+                    reports[index] = .leaseLost
+                } else if reports[index] == nil {
+                    reports[index] = .deadLettered(reason: reason)
+                }
+            }
+        }
+        return reports.map { $0 ?? .leaseLost }
+    }
+
+    private struct LeaseLost: Error {}
+}

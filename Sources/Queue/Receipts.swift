@@ -1,0 +1,58 @@
+import Foundation
+import Postgres
+
+/// Seven-day dedup of store notifications (Apple `notificationUUID`, Pub/Sub `messageId`).
+///
+/// A receipt is written in the same transaction as the notification's effects and its job's completion,
+/// so "processed" and "has a receipt" can never disagree. The unique key (store, message id) makes a
+/// concurrent second delivery wait for the first and then see it as a duplicate.
+public enum Receipts {
+    /// How long a message id is remembered. Apple retries for about 3 days, Pub/Sub up to its 7-day retention.
+    public static let window: Duration = .seconds(7 * 24 * 3600)
+
+    public struct Receipt: Sendable, Equatable {
+        public let receivedAt: Date
+        public let processedAt: Date?
+        public let outcome: String?
+    }
+
+    /// The receipt for a message seen within the window, if any: a cheap check before doing any work.
+    public static func lookup(store: String, messageID: String, on connection: isolated PostgresConnection) throws -> Receipt? {
+        let rows = try connection.query("""
+            SELECT received_at, processed_at, outcome FROM notification_receipts
+            WHERE store = $1 AND message_id = $2 AND received_at > now() - $3 * interval '1 millisecond'
+            """, [store, messageID, window.milliseconds])
+        return try rows.first.map {
+            Receipt(receivedAt: try $0.decode(0), processedAt: try $0.decodeOptional(1), outcome: try $0.decodeOptional(2))
+        }
+    }
+
+    /// Records that the message was processed with `outcome`; returns false (and writes nothing) when it
+    /// had already been recorded — the caller then must not apply its effects.
+    public static func record(store: String, messageID: String, receivedAt: Date, jobID: Int64?, outcome: String,
+                              on connection: isolated PostgresConnection) throws -> Bool {
+        let rows = try connection.query("""
+            INSERT INTO notification_receipts (store, message_id, received_at, processed_at, outcome, job_id)
+            VALUES ($1, $2, $3, now(), $4, $5)
+            ON CONFLICT (store, message_id) DO NOTHING
+            RETURNING 1
+            """, [store, messageID, receivedAt, outcome, jobID])
+        return !rows.isEmpty
+    }
+
+    /// Deletes receipts older than the window, `batchSize` rows per statement so a large backlog never
+    /// holds long locks; returns how many were deleted.
+    public static func purge(pool: PostgresPool, batchSize: Int = 5000) async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await pool.query("""
+                DELETE FROM notification_receipts WHERE ctid = ANY(ARRAY(
+                    SELECT ctid FROM notification_receipts
+                    WHERE received_at < now() - $1 * interval '1 millisecond'
+                    LIMIT $2))
+                """, [window.milliseconds, batchSize]).affectedRows
+            total += deleted
+            if deleted < batchSize { return total }
+        }
+    }
+}

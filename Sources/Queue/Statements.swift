@@ -1,0 +1,83 @@
+import Postgres
+
+/// The queue's hot-path SQL, prepared once per connection.
+enum Statements {
+    static let enqueue = PreparedStatement(name: "queue_enqueue", sql: """
+        SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
+        """)
+
+    /// The CTE is an optimisation fence: it locks exactly LIMIT rows before the UPDATE touches any
+    /// (without it the planner may update more rows than asked, Oban's `attempt > max_attempts` bug).
+    static let lease = PreparedStatement(name: "queue_lease", sql: """
+        WITH picked AS (
+            SELECT id FROM jobs
+            WHERE run_at <= now() AND (lease_deadline IS NULL OR lease_deadline <= now())
+            ORDER BY priority DESC, run_at, id
+            LIMIT $2
+            FOR UPDATE SKIP LOCKED)
+        UPDATE jobs j
+        SET attempt = j.attempt + 1,
+            lease_owner = $1,
+            leased_at = now(),
+            lease_deadline = now() + $3 * interval '1 millisecond',
+            last_error = CASE WHEN j.lease_owner IS NULL THEN j.last_error
+                              ELSE 'lease expired: worker ' || j.lease_owner || ' did not finish attempt ' || j.attempt END,
+            errors = CASE WHEN j.lease_owner IS NULL THEN j.errors
+                          ELSE j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', j.lease_owner,
+                                                              'error', 'lease expired before the worker finished') END
+        FROM picked
+        WHERE j.id = picked.id
+        RETURNING j.id, j.kind, j.payload, j.raw, j.headers, j.priority, j.attempt, j.max_attempts, j.created_at,
+                  j.unique_key
+        """)
+
+    static let heartbeat = PreparedStatement(name: "queue_heartbeat", sql: """
+        UPDATE jobs j SET lease_deadline = now() + $4 * interval '1 millisecond'
+        FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+        WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
+        RETURNING j.id, j.attempt
+        """)
+
+    static let release = PreparedStatement(name: "queue_release", sql: """
+        UPDATE jobs j SET lease_owner = NULL, leased_at = NULL, lease_deadline = NULL, attempt = j.attempt - 1
+        FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+        WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
+        """)
+
+    /// Takes the row lock before a job's own writes run, so the fence cannot change underneath them.
+    static let lockLease = PreparedStatement(name: "queue_lock_lease", sql: """
+        SELECT 1 FROM jobs WHERE id = $1 AND attempt = $2 AND lease_owner = $3 FOR UPDATE
+        """)
+
+    static let complete = PreparedStatement(name: "queue_complete", sql: """
+        DELETE FROM jobs j
+        USING unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+        WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
+        RETURNING j.id
+        """)
+
+    static let retry = PreparedStatement(name: "queue_retry", sql: """
+        UPDATE jobs j
+        SET run_at = f.run_at, lease_owner = NULL, leased_at = NULL, lease_deadline = NULL, last_error = f.error,
+            errors = j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', $1::text, 'error', f.error)
+        FROM unnest($2::bigint[], $3::integer[], $4::timestamptz[], $5::text[]) AS f(id, attempt, run_at, error)
+        WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
+        RETURNING j.id
+        """)
+
+    static let deadLetter = PreparedStatement(name: "queue_dead_letter", sql: """
+        WITH moved AS (
+            DELETE FROM jobs j
+            USING unnest($2::bigint[], $3::integer[], $4::text[]) AS f(id, attempt, reason)
+            WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
+            RETURNING j.id, j.kind, j.payload, j.raw, j.headers, j.priority, j.max_attempts, j.unique_key, j.attempt,
+                      j.errors, j.created_at, f.reason)
+        INSERT INTO dead_letters (id, kind, payload, raw, headers, priority, max_attempts, unique_key, attempts, errors,
+                                  reason, job_created_at)
+        SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key, attempt,
+               errors || jsonb_build_object('attempt', attempt, 'at', now(), 'worker', $1::text, 'error', reason),
+               reason, created_at
+        FROM moved
+        RETURNING id
+        """)
+}

@@ -1,0 +1,19 @@
+import Postgres
+import Queue
+
+/// Housekeeping run by the hourly `purge` schedule: drops dedup receipts past their 7-day window and
+/// schedule claims older than 90 days, in bounded batches.
+public struct PurgeHandler: JobHandler {
+    public static let kind = "queue.purge"
+    public static let schedule = Schedule(name: "purge", period: .hourly, jobKind: kind, priority: -5)
+
+    public init() {}
+
+    public func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let receipts = try await Receipts.purge(pool: context.pool)
+        let claims = try await context.pool.query(
+            "DELETE FROM schedule_runs WHERE claimed_at < now() - interval '90 days'").affectedRows
+        context.logger.info("purged", ["receipts": .int(receipts), "schedule_runs": .int(claims)])
+        return .done("purged \(receipts) receipts")
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Logging
+import Postgres
+import Queue
+import Synchronization
+
+/// Leases jobs, runs them in bounded slots, and records their outcomes.
+///
+/// One fetch loop leases as many jobs as there are free slots in one statement, woken by `NOTIFY` with a
+/// polling fallback; each job runs as a task; outcomes are group-committed by the `Completer`; a heartbeat
+/// keeps long jobs' leases alive; every process competes for schedule periods. `stop()` begins a graceful
+/// shutdown: no more leasing, in-flight jobs get `gracePeriod` to finish, the rest are released.
+public final class Worker: Sendable {
+    public let configuration: WorkerConfiguration
+    private let registry: HandlerRegistry
+    private let pool: PostgresPool
+    private let queue: JobQueue
+    private let listenURL: String
+    private let wake = WakeSignal()
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    private struct State {
+        var stopping = false
+        var inFlight: Set<LeaseRef> = []
+    }
+
+    /// - Parameter listenURL: where the dedicated `LISTEN` connection goes (a direct connection, not a
+    ///   transaction-pooling proxy); usually the pool's URL.
+    private let observer: (any WorkerObserver)?
+
+    public init(configuration: WorkerConfiguration, registry: HandlerRegistry, pool: PostgresPool, listenURL: String,
+                observer: (any WorkerObserver)? = nil) {
+        self.configuration = configuration
+        self.observer = observer
+        self.registry = registry
+        self.pool = pool
+        self.queue = JobQueue(pool: pool)
+        self.listenURL = listenURL
+        self.logger = Logger(component: "worker").with(["worker": .string(configuration.workerID)])
+    }
+
+    /// Begins a graceful shutdown; `run()` returns once it is complete.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+    private var inFlightCount: Int { state.withLock { $0.inFlight.count } }
+
+    /// Runs until `stop()`.
+    public func run() async {
+        logger.info("worker started", [
+            "concurrency": .int(configuration.concurrency), "kinds": .string(registry.kinds.joined(separator: ",")),
+        ])
+        let completer = Completer(pool: pool, owner: configuration.workerID, policy: configuration.retryPolicy)
+        let background = startBackgroundTasks()
+        await withDiscardingTaskGroup { group in
+            for _ in 0..<max(1, configuration.completionFlushers) {
+                group.addTask { await completer.runFlusher() }
+            }
+            await withDiscardingTaskGroup { jobs in
+                await fetchLoop(jobs: &jobs, completer: completer)
+                await drain(jobs: &jobs)
+            }
+            await completer.close()
+        }
+        background.forEach { $0.cancel() }
+        logger.info("worker stopped")
+    }
+
+    private func startBackgroundTasks() -> [Task<Void, Never>] {
+        let listener = Task { [wake, listenURL] in
+            for await _ in PostgresListener.events(url: listenURL, channel: "storesync_jobs") { wake.signal() }
+        }
+        let heartbeat = Task { await heartbeatLoop() }
+        let scheduler = Task { await scheduleLoop() }
+        return [listener, heartbeat, scheduler]
+    }
+
+    private func fetchLoop(jobs: inout DiscardingTaskGroup, completer: Completer) async {
+        let slots = max(1, configuration.concurrency)
+        let refillThreshold = max(1, slots / 4)
+        var backlog = false
+        var failures = ReconnectBackoff(base: .milliseconds(200), cap: .seconds(10))
+        var connection: PostgresConnection?
+        while !isStopping {
+            let free = slots - inFlightCount
+            // With a backlog, wait until a good share of slots is free so leases go out in batches.
+            if free > 0 && (!backlog || free >= refillThreshold || free == slots) {
+                do {
+                    if connection == nil { connection = try await openLeaseConnection() }
+                    let leased = try await JobQueue.lease(owner: configuration.workerID, limit: free,
+                                                          duration: configuration.leaseDuration, on: connection!)
+                    failures.recordSuccess()
+                    backlog = leased.count == free
+                    let leasedAt = ContinuousClock.now
+                    for job in leased {
+                        state.withLock { _ = $0.inFlight.insert(job.lease) }
+                        jobs.addTask { await self.process(job, leasedAt: leasedAt, completer: completer) }
+                    }
+                    if backlog { continue }
+                } catch {
+                    if let broken = await connection?.isBroken, broken { connection = nil }
+                    let delay = failures.recordFailure()
+                    logger.warning("leasing jobs failed", ["error": .string("\(error)")])
+                    try? await Task.sleep(for: delay)
+                    continue
+                }
+            }
+            await wake.wait(timeout: configuration.pollInterval)
+        }
+    }
+
+    /// The fetch loop's own connection, outside the pool so leasing never waits behind completions.
+    private func openLeaseConnection() async throws -> PostgresConnection {
+        let connection = try await PostgresConnection.connect(url: pool.configuration.url,
+                                                              applicationName: "\(pool.configuration.applicationName)-lease")
+        try await connection.query("SET synchronous_commit = off")
+        return connection
+    }
+
+    /// Gives in-flight jobs the grace period, then cancels the rest and releases their leases.
+    private func drain(jobs: inout DiscardingTaskGroup) async {
+        let deadline = ContinuousClock.now + configuration.gracePeriod
+        while inFlightCount > 0 && ContinuousClock.now < deadline {
+            await wake.wait(timeout: min(.milliseconds(100), deadline - .now))
+        }
+        let unfinished = state.withLock { Array($0.inFlight) }
+        guard !unfinished.isEmpty else { return }
+        jobs.cancelAll()
+        do {
+            let released = try await queue.release(owner: configuration.workerID, leases: unfinished)
+            logger.info("released unfinished jobs", ["jobs": .int(released)])
+        } catch {
+            logger.error("could not release unfinished jobs; they run again when their leases expire",
+                         ["jobs": .int(unfinished.count), "error": .string("\(error)")])
+        }
+    }
+
+    private func process(_ job: LeasedJob, leasedAt: ContinuousClock.Instant, completer: Completer) async {
+        let jobLogger = logger.with([
+            "job_id": .int(Int(job.id)), "kind": .string(job.kind), "attempt": .int(job.attempt),
+        ])
+        let finish: Finish
+        if let handler = registry[job.kind] {
+            if job.attempt > job.maxAttempts {
+                finish = Finish(job: job, result: .deadLetter(reason:
+                    "gave up after \(job.maxAttempts) attempts; the last lease expired before a worker finished"))
+            } else {
+                do {
+                    let result = try await handler.run(job, context: JobContext(logger: jobLogger, pool: pool))
+                    finish = Finish(job: job, result: .completed(outcome: result.outcome), writes: result.writes)
+                } catch {
+                    if Task.isCancelled { return }  // shutdown: the lease is released, not failed
+                    finish = Finish(job: job, result: .after(error, attempt: job.attempt, maxAttempts: job.maxAttempts,
+                                                             policy: configuration.retryPolicy))
+                }
+            }
+        } else {
+            finish = Finish(job: job, result: .deadLetter(reason: "no handler for kind \(job.kind)"))
+        }
+        let report = await completer.submit(finish)
+        state.withLock { _ = $0.inFlight.remove(job.lease) }
+        wake.signal()
+        let elapsed = ContinuousClock.now - leasedAt
+        observer?.jobFinished(kind: job.kind, report: report, sinceLease: elapsed)
+        log(report, for: jobLogger, duration: elapsed)
+    }
+
+    private func log(_ report: FinishReport?, for logger: Logger, duration: Duration) {
+        let millis = LogValue.int(Int(duration.milliseconds))
+        switch report {
+        case .completed(let outcome)?:
+            logger.debug("job completed", ["outcome": .string(outcome), "duration_ms": millis])
+        case .retried(let runAt)?:
+            logger.warning("job failed; will retry", ["outcome": "retry", "duration_ms": millis,
+                                                      "retry_at": .string("\(runAt)")])
+        case .deadLettered(let reason)?:
+            logger.error("job dead-lettered", ["outcome": "dead_letter", "reason": .string(reason), "duration_ms": millis])
+        case .writesFailed(let error, let then)?:
+            logger.warning("job writes failed", ["error": .string(error), "then": .string("\(then)"), "duration_ms": millis])
+        case .leaseLost?:
+            logger.warning("lease lost before the outcome was recorded; nothing was written",
+                           ["outcome": "lease_lost", "duration_ms": millis])
+        case nil:
+            logger.warning("outcome not recorded; the job runs again after its lease expires",
+                           ["outcome": "unrecorded", "duration_ms": millis])
+        }
+    }
+
+    private func heartbeatLoop() async {
+        let interval = configuration.leaseDuration / 3
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            let leases = state.withLock { Array($0.inFlight) }
+            do {
+                let lost = try await queue.heartbeat(owner: configuration.workerID, leases: leases,
+                                                     duration: configuration.leaseDuration)
+                for lease in lost {
+                    logger.warning("lease lost while the job was running",
+                                   ["job_id": .int(Int(lease.id)), "attempt": .int(lease.attempt)])
+                }
+            } catch {
+                logger.warning("heartbeat failed", ["error": .string("\(error)")])
+            }
+        }
+    }
+
+    private func scheduleLoop() async {
+        while !Task.isCancelled && !isStopping {
+            for schedule in configuration.schedules {
+                do {
+                    if let id = try await schedule.claim(at: Date(), worker: configuration.workerID, pool: pool) {
+                        logger.info("schedule period claimed", [
+                            "schedule": .string(schedule.name), "period": .string(schedule.period.key(for: Date())),
+                            "job_id": .int(Int(id)),
+                        ])
+                    }
+                } catch {
+                    logger.warning("claiming schedule failed", ["schedule": .string(schedule.name),
+                                                                "error": .string("\(error)")])
+                }
+            }
+            try? await Task.sleep(for: .seconds(30))
+        }
+    }
+}

@@ -1,0 +1,4 @@
+import CLI
+import Foundation
+
+exit(await StoreSyncCLI.main(CommandLine.arguments))
