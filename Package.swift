@@ -52,7 +52,8 @@ let package = Package(
         // Test support: a database per test, a worker process with test-only job kinds.
         .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker"],
                 path: "Tests/TestSupport", swiftSettings: strict),
-        .executableTarget(name: "storesync-testworker", dependencies: ["TestSupport", "Worker", "Queue", "Logging"],
+        .executableTarget(name: "storesync-testworker",
+                          dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",

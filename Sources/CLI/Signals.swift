@@ -3,10 +3,10 @@ import Foundation
 
 /// Turns SIGTERM and SIGINT into a call to `onStop`, once; a second signal exits at once (leases of
 /// unfinished jobs then expire and the jobs run elsewhere).
-final class TerminationSignals {
+public final class TerminationSignals {
     private let sources: [any DispatchSourceSignal]
 
-    init(onStop: @escaping @Sendable () -> Void) {
+    public init(onStop: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "storesync.signals")
         let received = SignalCount()
         sources = [SIGTERM, SIGINT].map { number in
@@ -20,7 +20,7 @@ final class TerminationSignals {
         }
     }
 
-    func cancel() { sources.forEach { $0.cancel() } }
+    public func cancel() { sources.forEach { $0.cancel() } }
 }
 
 private final class SignalCount: @unchecked Sendable {

@@ -4,10 +4,14 @@ public struct Migration: Sendable {
     public let name: String
     public let sql: String
 
-    init(version: Int, name: String, bytes: [UInt8]) {
+    public init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
-        self.sql = String(decoding: bytes, as: UTF8.self)
+        self.sql = sql
+    }
+
+    init(version: Int, name: String, bytes: [UInt8]) {
+        self.init(version: version, name: name, sql: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The file name in `sql/`, Flyway style: `V0001__queue.sql`.

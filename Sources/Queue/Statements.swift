@@ -6,29 +6,33 @@ enum Statements {
         SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
         """)
 
-    /// The CTE is an optimisation fence: it locks exactly LIMIT rows before the UPDATE touches any
+    /// The first CTE is an optimisation fence: it locks exactly LIMIT rows before the UPDATE touches any
     /// (without it the planner may update more rows than asked, Oban's `attempt > max_attempts` bug).
+    /// Jobs come back in lease order, so slots start the most urgent first.
     static let lease = PreparedStatement(name: "queue_lease", sql: """
         WITH picked AS (
             SELECT id FROM jobs
             WHERE run_at <= now() AND (lease_deadline IS NULL OR lease_deadline <= now())
             ORDER BY priority DESC, run_at, id
             LIMIT $2
-            FOR UPDATE SKIP LOCKED)
-        UPDATE jobs j
-        SET attempt = j.attempt + 1,
-            lease_owner = $1,
-            leased_at = now(),
-            lease_deadline = now() + $3 * interval '1 millisecond',
-            last_error = CASE WHEN j.lease_owner IS NULL THEN j.last_error
-                              ELSE 'lease expired: worker ' || j.lease_owner || ' did not finish attempt ' || j.attempt END,
-            errors = CASE WHEN j.lease_owner IS NULL THEN j.errors
-                          ELSE j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', j.lease_owner,
-                                                              'error', 'lease expired before the worker finished') END
-        FROM picked
-        WHERE j.id = picked.id
-        RETURNING j.id, j.kind, j.payload, j.raw, j.headers, j.priority, j.attempt, j.max_attempts, j.created_at,
-                  j.unique_key
+            FOR UPDATE SKIP LOCKED),
+        leased AS (
+            UPDATE jobs j
+            SET attempt = j.attempt + 1,
+                lease_owner = $1,
+                leased_at = now(),
+                lease_deadline = now() + $3 * interval '1 millisecond',
+                last_error = CASE WHEN j.lease_owner IS NULL THEN j.last_error
+                                  ELSE 'lease expired: worker ' || j.lease_owner || ' did not finish attempt ' || j.attempt END,
+                errors = CASE WHEN j.lease_owner IS NULL THEN j.errors
+                              ELSE j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', j.lease_owner,
+                                                                  'error', 'lease expired before the worker finished') END
+            FROM picked
+            WHERE j.id = picked.id
+            RETURNING j.id, j.kind, j.payload, j.raw, j.headers, j.priority, j.attempt, j.max_attempts, j.created_at,
+                      j.unique_key, j.run_at)
+        SELECT id, kind, payload, raw, headers, priority, attempt, max_attempts, created_at, unique_key
+        FROM leased ORDER BY priority DESC, run_at, id
         """)
 
     static let heartbeat = PreparedStatement(name: "queue_heartbeat", sql: """

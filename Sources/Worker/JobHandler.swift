@@ -8,6 +8,8 @@ public struct JobContext: Sendable {
     public let logger: Logger
     /// For reads before the job's writes (the writes themselves go in `JobResult.writes`).
     public let pool: PostgresPool
+    /// The worker process holding the job's lease.
+    public let workerID: String
 }
 
 /// How a handler's run ended successfully.

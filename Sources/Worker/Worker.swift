@@ -150,7 +150,7 @@ public final class Worker: Sendable {
                     "gave up after \(job.maxAttempts) attempts; the last lease expired before a worker finished"))
             } else {
                 do {
-                    let result = try await handler.run(job, context: JobContext(logger: jobLogger, pool: pool))
+                    let result = try await handler.run(job, context: JobContext(logger: jobLogger, pool: pool, workerID: configuration.workerID))
                     finish = Finish(job: job, result: .completed(outcome: result.outcome), writes: result.writes)
                 } catch {
                     if Task.isCancelled { return }  // shutdown: the lease is released, not failed

@@ -1,0 +1,105 @@
+import Foundation
+import Postgres
+import Queue
+import TestSupport
+import Testing
+
+/// The command line: bad arguments and configuration fail fast with exit status 2 and one clear line;
+/// enqueue, status and dead-letter commands do what on-call expects.
+@Suite struct CLITests {
+    static let payloadFile: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storesync-cli-payload.json").path
+        _ = FileManager.default.createFile(atPath: path, contents: Data("{\"a\": 1}".utf8))
+        return path
+    }()
+
+    @Test(arguments: [
+        (["frobnicate"], "unknown command \"frobnicate\""),
+        (["enqueue", "test.record"], "--payload FILE is required"),
+        (["enqueue", "Bad Kind", "--payload", "/dev/null"], "KIND must be"),
+        (["enqueue", "test.record", "--payload", "/nonexistent"], "cannot read payload file"),
+        (["enqueue", "test.record", "--payload", "PAYLOAD", "--priority", "99999"], "--priority must be an integer"),
+        (["enqueue", "test.record", "--payload", "PAYLOAD", "--run-at", "tomorrow"], "--run-at must be an ISO 8601 time"),
+        (["work", "--concurrency", "0"], "concurrency must be an integer in 1...10000"),
+        (["work", "--lease-duration", "forever"], "lease duration must be a duration"),
+        (["work", "--bogus"], "unknown option --bogus"),
+        (["dead-letters", "retry"], "retry needs IDs or --all"),
+        (["dead-letters", "retry", "--all", "7"], "retry needs IDs or --all"),
+        (["dead-letters", "show", "abc"], "not a job id: \"abc\""),
+        (["dead-letters", "explode"], "unknown action \"explode\""),
+        (["bench", "queue"], "--jobs N is required"),
+    ])
+    func badArgumentsExitTwoWithAReason(arguments: [String], message: String) async throws {
+        let resolved = arguments.map { $0 == "PAYLOAD" ? Self.payloadFile : $0 }
+        let result = try await ChildProcess.run("storesync", resolved,
+                                                environment: ["DATABASE_URL": "postgresql://unused@127.0.0.1:1/x"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test(arguments: [
+        ([String: String](), "DATABASE_URL is not set"),
+        (["DATABASE_URL": "mysql://x"], "DATABASE_URL must be a postgresql:// URL"),
+        (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_LOG_LEVEL": "loud"], "STORESYNC_LOG_LEVEL must be one of"),
+        (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_CONCURRENCY": "many"], "concurrency must be an integer"),
+        (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_DB_POOL_SIZE": "0"], "STORESYNC_DB_POOL_SIZE must be"),
+    ])
+    func badConfigurationExitsTwoWithAReason(environment: [String: String], message: String) async throws {
+        var env = environment
+        if env["DATABASE_URL"] == nil { env["DATABASE_URL"] = "" }
+        let result = try await ChildProcess.run("storesync", ["work"], environment: env)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
+    }
+
+    @Test func helpIsAvailableForEveryCommand() async throws {
+        for command in ["migrate", "work", "enqueue", "status", "dead-letters", "bench"] {
+            let result = try await ChildProcess.run("storesync", [command, "--help"])
+            #expect(result.status == 0)
+            #expect(result.stdout.contains("usage: storesync \(command)"))
+        }
+    }
+
+    @Test func enqueueStatusAndDeadLetterRoundTrip() async throws {
+        try await TestDatabase.with { database in
+            let env = ["DATABASE_URL": database.url]
+            let enqueued = try await ChildProcess.run(
+                "storesync", ["enqueue", "test.record", "--payload", "-", "--unique-key", "k1", "--priority", "5", "--json"],
+                environment: env, stdin: Data("{\"x\": [1, 2]}".utf8))
+            #expect(enqueued.status == 0, "\(enqueued.stderr)")
+            #expect(enqueued.stdout.contains("\"enqueued\":true"))
+            let duplicate = try await ChildProcess.run(
+                "storesync", ["enqueue", "test.record", "--payload", Self.payloadFile, "--unique-key", "k1"], environment: env)
+            #expect(duplicate.stdout.contains("already pending"))
+
+            let status = try await ChildProcess.run("storesync", ["status", "--json"], environment: env)
+            #expect(status.stdout.contains("{\"kind\":\"test.record\",\"state\":\"available\",\"count\":1}"))
+            #expect(status.stdout.contains("\"dead_letters\":0"))
+
+            // Dead-letter it by hand through the queue's own path, then replay it from the CLI.
+            let connection = try await PostgresConnection.connect(url: database.url)
+            let leased = try await JobQueue.lease(owner: "w", limit: 1, duration: .seconds(60), on: connection)
+            _ = try await JobQueue.finish([Finish(job: leased[0], result: .deadLetter(reason: "product P is not mapped"))],
+                                          owner: "w", on: connection)
+            await connection.close()
+            let id = String(leased[0].id)
+
+            let list = try await ChildProcess.run("storesync", ["dead-letters", "list"], environment: env)
+            #expect(list.stdout.contains("product P is not mapped"))
+            let show = try await ChildProcess.run("storesync", ["dead-letters", "show", id, "--json"], environment: env)
+            #expect(show.stdout.contains("\"payload\":{\"x\": [1, 2]}"))
+            let retry = try await ChildProcess.run("storesync", ["dead-letters", "retry", id], environment: env)
+            #expect(retry.status == 0)
+            #expect(retry.stdout.contains("\(id): requeued"))
+            let back = try await database.pool.query("SELECT id, attempt, unique_key FROM jobs")
+            #expect(try back[0].decode(0, as: Int64.self) == leased[0].id)
+            #expect(try back[0].decode(1, as: Int.self) == 0)
+            #expect(try await DeadLetters(pool: database.pool).count() == 0)
+
+            let missing = try await ChildProcess.run("storesync", ["dead-letters", "discard", "424242"], environment: env)
+            #expect(missing.status == 1)
+            #expect(missing.stdout.contains("424242: no such dead letter"))
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Postgres
+import Queue
+import TestSupport
+import Testing
+
+/// The queue's SQL contract: enqueue, lease order and exclusivity, fencing, heartbeat, release, and the
+/// batched finish with per-job savepoints.
+@Suite struct JobQueueTests {
+    private func lease(_ database: TestDatabase, owner: String, limit: Int = 10,
+                       duration: Duration = .seconds(60)) async throws -> [LeasedJob] {
+        let connection = try await PostgresConnection.connect(url: database.url)
+        let jobs = try await JobQueue.lease(owner: owner, limit: limit, duration: duration, on: connection)
+        await connection.close()
+        return jobs
+    }
+
+    private func finish(_ database: TestDatabase, _ batch: [Finish], owner: String) async throws -> [FinishReport] {
+        try await database.pool.withConnection { try await JobQueue.finish(batch, owner: owner, on: $0) }
+    }
+
+    private func count(_ database: TestDatabase, _ sql: String) async throws -> Int {
+        try await database.pool.query(sql)[0].decode(0)
+    }
+
+    @Test func uniqueKeyMakesASecondEnqueueANoOpWhilePending() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            let first = try await queue.enqueue(NewJob(kind: "test.record", uniqueKey: "k"))
+            let second = try await queue.enqueue(NewJob(kind: "test.record", uniqueKey: "k"))
+            #expect(first != nil)
+            #expect(second == nil)
+            let leased = try await lease(database, owner: "a")
+            _ = try await finish(database, [Finish(job: leased[0], result: .completed(outcome: "ok"))], owner: "a")
+            #expect(try await queue.enqueue(NewJob(kind: "test.record", uniqueKey: "k")) != nil)
+        }
+    }
+
+    @Test func enqueueRejectsInvalidInput() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            await #expect(throws: PostgresError.self) { try await queue.enqueue(NewJob(kind: "Bad Kind")) }
+            await #expect(throws: PostgresError.self) { try await queue.enqueue(NewJob(kind: "ok", payload: "{not json")) }
+            let stored = try await count(database, "SELECT count(*) FROM jobs")
+            #expect(stored == 0)
+        }
+    }
+
+    @Test func leaseTakesHighestPriorityThenOldestAndSkipsFutureJobs() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            let past = Date().addingTimeInterval(-60)
+            let low = try await queue.enqueue(NewJob(kind: "k", priority: -10, runAt: past))
+            let oldNormal = try await queue.enqueue(NewJob(kind: "k", runAt: past.addingTimeInterval(-10)))
+            let newNormal = try await queue.enqueue(NewJob(kind: "k", runAt: past))
+            let urgent = try await queue.enqueue(NewJob(kind: "k", priority: 10, runAt: past))
+            _ = try await queue.enqueue(NewJob(kind: "k", priority: 100, runAt: Date().addingTimeInterval(3600)))
+            let leased = try await lease(database, owner: "a", limit: 10)
+            #expect(leased.map(\.id) == [urgent, oldNormal, newNormal, low].compactMap { $0 })
+            #expect(leased.allSatisfy { $0.attempt == 1 })
+            #expect(try await lease(database, owner: "b").isEmpty)
+        }
+    }
+
+    @Test func concurrentLeasesNeverShareAJob() async throws {
+        try await TestDatabase.with(poolSize: 2) { database in
+            try await database.pool.query("INSERT INTO jobs (kind) SELECT 'k' FROM generate_series(1, 2000)")
+            let batches = try await withThrowingTaskGroup(of: [Int64].self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var mine: [Int64] = []
+                        while true {
+                            let got = try await lease(database, owner: "w\(worker)", limit: 37)
+                            if got.isEmpty { return mine }
+                            mine += got.map(\.id)
+                        }
+                    }
+                }
+                return try await group.reduce(into: [[Int64]]()) { $0.append($1) }
+            }
+            let all = batches.flatMap { $0 }
+            #expect(all.count == 2000)
+            #expect(Set(all).count == 2000)
+        }
+    }
+
+    @Test func expiredLeaseIsLeasedAgainAndTheStaleWorkerIsFencedOut() async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "k"))
+            let stale = try await lease(database, owner: "stale", duration: .zero)
+            #expect(stale.count == 1)
+            let fresh = try await lease(database, owner: "fresh")
+            #expect(fresh.map(\.id) == stale.map(\.id))
+            #expect(fresh[0].attempt == 2)
+
+            let write: JobWrites = { connection in
+                try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES (1, 1, 'stale')")
+            }
+            let staleReport = try await finish(database, [Finish(job: stale[0], result: .completed(outcome: "ok"), writes: write)],
+                                               owner: "stale")
+            #expect(staleReport == [.leaseLost])
+            #expect(try await count(database, "SELECT count(*) FROM test_effects") == 0)
+            let retryReport = try await finish(database, [Finish(job: stale[0], result: .retry(error: "x", runAt: Date()))],
+                                               owner: "stale")
+            #expect(retryReport == [.leaseLost])
+
+            let freshReport = try await finish(database, [Finish(job: fresh[0], result: .completed(outcome: "ok"))], owner: "fresh")
+            #expect(freshReport == [.completed(outcome: "ok")])
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+
+    @Test func expiredLeaseIsRecordedInTheErrorHistory() async throws {
+        try await TestDatabase.with { database in
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "k"))
+            _ = try await lease(database, owner: "crashed", duration: .zero)
+            _ = try await lease(database, owner: "next")
+            let errors = try await database.pool.query("SELECT errors::text, last_error FROM jobs")[0]
+            #expect(try errors.decode(0, as: String.self).contains("\"worker\": \"crashed\""))
+            #expect(try errors.decode(1, as: String.self).contains("lease expired"))
+        }
+    }
+
+    @Test func heartbeatExtendsOnlyLeasesStillHeld() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            try await queue.enqueue(NewJob(kind: "k"))
+            try await queue.enqueue(NewJob(kind: "k"))
+            let mine = try await lease(database, owner: "a", limit: 2, duration: .seconds(5))
+            let stolen = LeaseRef(id: mine[1].id, attempt: mine[1].attempt + 1)
+            let lost = try await queue.heartbeat(owner: "a", leases: [mine[0].lease, stolen], duration: .seconds(600))
+            #expect(lost == [stolen])
+            let remaining = try await database.pool.query(
+                "SELECT extract(epoch FROM lease_deadline - now())::float8 FROM jobs WHERE id = $1", [mine[0].id])
+            #expect(try remaining[0].decode(0, as: Double.self) > 500)
+        }
+    }
+
+    @Test func releaseMakesJobsDueAtOnceWithoutSpendingAnAttempt() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            try await queue.enqueue(NewJob(kind: "k"))
+            let leased = try await lease(database, owner: "a")
+            #expect(try await queue.release(owner: "a", leases: leased.map(\.lease)) == 1)
+            let again = try await lease(database, owner: "b")
+            #expect(again.map(\.id) == leased.map(\.id))
+            #expect(again[0].attempt == 1)
+        }
+    }
+
+    @Test func retryRecordsTheErrorAndTheNextRunTime() async throws {
+        try await TestDatabase.with { database in
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "k"))
+            let leased = try await lease(database, owner: "a")
+            let runAt = Date().addingTimeInterval(300)
+            let report = try await finish(database, [Finish(job: leased[0], result: .retry(error: "HTTP 503", runAt: runAt))],
+                                          owner: "a")
+            #expect(report == [.retried(runAt: runAt)])
+            let row = try await database.pool.query(
+                "SELECT run_at, attempt, lease_owner, last_error, jsonb_array_length(errors) FROM jobs")[0]
+            #expect(abs(try row.decode(0, as: Date.self).timeIntervalSince(runAt)) < 0.001)
+            #expect(try row.decode(1, as: Int.self) == 1)
+            #expect(try row.decodeOptional(2, as: String.self) == nil)
+            #expect(try row.decode(3, as: String.self) == "HTTP 503")
+            #expect(try row.decode(4, as: Int.self) == 1)
+            #expect(try await lease(database, owner: "a").isEmpty)
+        }
+    }
+
+    @Test func deadLetterKeepsPayloadRawHeadersAndEveryError() async throws {
+        try await TestDatabase.with { database in
+            let raw = Data([0, 1, 2, 255])
+            try await JobQueue(pool: database.pool).enqueue(NewJob(
+                kind: "k", payload: "{\"a\": 1}", raw: raw, headers: "{\"authorization\": \"Bearer x\"}", maxAttempts: 3))
+            let first = try await lease(database, owner: "a")
+            _ = try await finish(database, [Finish(job: first[0], result: .retry(error: "timeout", runAt: Date()))], owner: "a")
+            let second = try await lease(database, owner: "b")
+            let report = try await finish(database, [Finish(job: second[0], result: .deadLetter(reason: "product P is not mapped"))],
+                                          owner: "b")
+            #expect(report == [.deadLettered(reason: "product P is not mapped")])
+            let detail = try #require(try await DeadLetters(pool: database.pool).show(id: first[0].id))
+            #expect(detail.raw == raw)
+            #expect(detail.payload == "{\"a\": 1}")
+            #expect(detail.headers == "{\"authorization\": \"Bearer x\"}")
+            #expect(detail.entry.attempts == 2)
+            #expect(detail.entry.reason == "product P is not mapped")
+            #expect(detail.errors.contains("timeout") && detail.errors.contains("\"worker\": \"b\""))
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+
+    @Test func oneJobsFailingWritesNeverUndoAnothers() async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let queue = JobQueue(pool: database.pool)
+            for _ in 0..<3 { try await queue.enqueue(NewJob(kind: "k")) }
+            let jobs = try await lease(database, owner: "a", limit: 3)
+            func record(_ job: LeasedJob) -> JobWrites {
+                { connection in
+                    try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, 1, 'a')", [job.id])
+                }
+            }
+            let failing: JobWrites = { connection in
+                try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES (-1, 1, 'a')")
+                throw JobFailure.permanent("product X is not mapped")
+            }
+            let reports = try await finish(database, [
+                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: record(jobs[0])),
+                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: failing),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: record(jobs[2])),
+            ], owner: "a")
+            #expect(reports[0] == .completed(outcome: "ok"))
+            #expect(reports[1] == .writesFailed(error: "product X is not mapped",
+                                                then: .deadLettered(reason: "product X is not mapped")))
+            #expect(reports[2] == .completed(outcome: "ok"))
+            let effects = try await database.pool.query("SELECT job_id FROM test_effects ORDER BY job_id")
+                .map { try $0.decode(0, as: Int64.self) }
+            #expect(effects == [jobs[0].id, jobs[2].id])
+            #expect(try await count(database, "SELECT count(*) FROM dead_letters") == 1)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Migrations
+import Postgres
+import TestSupport
+import Testing
+
+/// Migrations: applied once in order, safe from several processes, and a schema that does not match the
+/// build is refused with a message that says what to do.
+@Suite struct MigratorTests {
+    @Test func everyFileInSqlIsCompiledIntoTheBuildInOrder() throws {
+        let sql = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../sql")
+        let files = try FileManager.default.contentsOfDirectory(atPath: sql.path).filter { $0.hasSuffix(".sql") }.sorted()
+        #expect(files == Migration.all.map(\.fileName))
+        #expect(Migration.all.map(\.version) == Array(1...Migration.all.count))
+        for migration in Migration.all {
+            let text = try String(contentsOf: sql.appendingPathComponent(migration.fileName), encoding: .utf8)
+            #expect(text == migration.sql, "\(migration.fileName) differs from the compiled copy: rebuild")
+        }
+    }
+
+    @Test func concurrentMigrateProcessesApplyEachMigrationOnce() async throws {
+        try await TestDatabase.with(migrated: false) { database in
+            let children = try (0..<3).map { _ in
+                try ChildProcess("storesync", ["migrate"], environment: ["DATABASE_URL": database.url])
+            }
+            for child in children {
+                let status = try await child.wait()
+                #expect(status == 0, "migrate failed: \(child.stderr)")
+            }
+            let versions = try await database.pool.query("SELECT version FROM schema_migrations ORDER BY version")
+                .map { try $0.decode(0, as: Int.self) }
+            #expect(versions == Migration.all.map(\.version))
+        }
+    }
+
+    @Test func anEditedAppliedMigrationIsRefused() async throws {
+        try await TestDatabase.with { database in
+            let edited = Migration.all.map { Migration(version: $0.version, name: $0.name, sql: $0.sql + "\n-- edited") }
+            let error = await #expect(throws: MigrationError.self) {
+                try await database.pool.withConnection { _ = try await Migrator(migrations: edited).migrate($0) }
+            }
+            #expect(error?.code == .checksumMismatch)
+            #expect(error?.message.contains("V0001__queue.sql was edited after it was applied") == true)
+        }
+    }
+
+    @Test func aDatabaseAheadOfTheBuildIsRefused() async throws {
+        try await TestDatabase.with { database in
+            try await database.pool.query(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'future', 'x')")
+            let error = await #expect(throws: MigrationError.self) {
+                try await database.pool.withConnection { try await Migrator().requireCurrent($0) }
+            }
+            #expect(error?.code == .databaseAhead)
+        }
+    }
+
+    @Test func workRefusesToStartOnAnUnmigratedDatabase() async throws {
+        try await TestDatabase.with(migrated: false) { database in
+            let result = try await ChildProcess.run("storesync", ["work"], environment: ["DATABASE_URL": database.url])
+            #expect(result.status == 1)
+            #expect(result.stderr.contains("database schema is behind this build"))
+            #expect(result.stderr.contains("storesync migrate"))
+        }
+    }
+}

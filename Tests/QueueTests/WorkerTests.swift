@@ -1,0 +1,141 @@
+import Foundation
+import Postgres
+import Queue
+import TestSupport
+import Testing
+import Worker
+
+/// The worker in-process: NOTIFY wake-ups, graceful shutdown, retries and dead letters through the real
+/// lease / run / group-commit path.
+@Suite struct WorkerTests {
+    /// A job that runs until it is cancelled, standing in for a slow store call.
+    struct BlockingHandler: JobHandler {
+        func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+            try await Task.sleep(for: .seconds(3600))
+            return .done()
+        }
+    }
+
+    private func startWorker(_ database: TestDatabase, configure: (inout WorkerConfiguration) -> Void = { _ in })
+        -> (Worker, Task<Void, Never>)
+    {
+        var configuration = WorkerConfiguration()
+        configuration.concurrency = 4
+        configuration.pollInterval = .milliseconds(50)
+        configure(&configuration)
+        var registry = TestHandlers.registry()
+        registry.register("test.block", BlockingHandler())
+        let worker = Worker(configuration: configuration, registry: registry, pool: database.pool, listenURL: database.url)
+        return (worker, Task { await worker.run() })
+    }
+
+    private func count(_ database: TestDatabase, _ sql: String, _ parameters: [any PostgresEncodable] = []) async throws -> Int {
+        try await database.pool.query(sql, parameters)[0].decode(0)
+    }
+
+    @Test func notifyWakesAnIdleWorkerLongBeforeItsPollInterval() async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let (worker, running) = startWorker(database) { $0.pollInterval = .seconds(120) }
+            try await eventually("the worker's LISTEN connection to appear") {
+                try await count(database, """
+                    SELECT count(*) FROM pg_stat_activity
+                    WHERE datname = $1 AND application_name = 'storesync-listener' AND query LIKE 'LISTEN%'
+                    """, [database.name]) == 1
+            }
+            let enqueued = ContinuousClock.now
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: TestHandlers.record))
+            try await eventually("the job to run after its NOTIFY", timeout: .seconds(20)) {
+                try await count(database, "SELECT count(*) FROM test_effects") == 1
+            }
+            #expect(ContinuousClock.now - enqueued < .seconds(20))
+            worker.stop()
+            await running.value
+        }
+    }
+
+    @Test func gracefulShutdownReleasesUnfinishedJobsWithoutSpendingAttempts() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            for _ in 0..<2 { try await queue.enqueue(NewJob(kind: "test.block")) }
+            let (worker, running) = startWorker(database) { $0.gracePeriod = .milliseconds(200) }
+            try await eventually("both jobs to be leased") {
+                try await count(database, "SELECT count(*) FROM jobs WHERE lease_owner IS NOT NULL") == 2
+            }
+            worker.stop()
+            await running.value
+            let rows = try await database.pool.query("SELECT attempt, lease_owner, lease_deadline FROM jobs")
+            #expect(rows.count == 2)
+            for row in rows {
+                #expect(try row.decode(0, as: Int.self) == 0)
+                #expect(try row.decodeOptional(1, as: String.self) == nil)
+                #expect(try row.decodeOptional(2, as: Date.self) == nil)
+            }
+        }
+    }
+
+    @Test func shutdownLetsJobsFinishWithinTheGracePeriod() async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let (worker, running) = startWorker(database) { $0.gracePeriod = .seconds(30) }
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: TestHandlers.record, payload: "{\"sleep_ms\": 300}"))
+            try await eventually("the job to be leased") {
+                try await count(database, "SELECT count(*) FROM jobs WHERE lease_owner IS NOT NULL") == 1
+            }
+            worker.stop()
+            await running.value
+            #expect(try await count(database, "SELECT count(*) FROM test_effects") == 1)
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+
+    @Test func unknownKindIsDeadLetteredWithAClearReason() async throws {
+        try await TestDatabase.with { database in
+            let (worker, running) = startWorker(database)
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "no.such.kind"))
+            try await eventually("the job to be dead-lettered") {
+                try await count(database, "SELECT count(*) FROM dead_letters WHERE reason = 'no handler for kind no.such.kind'") == 1
+            }
+            worker.stop()
+            await running.value
+        }
+    }
+
+    @Test func retryableFailureHonoursRetryAfter() async throws {
+        try await TestDatabase.with { database in
+            let (worker, running) = startWorker(database)
+            try await JobQueue(pool: database.pool).enqueue(NewJob(
+                kind: TestHandlers.fail, payload: "{\"message\": \"HTTP 429\", \"retry_after_ms\": 120000}"))
+            try await eventually("the failure to be recorded") {
+                try await count(database, "SELECT count(*) FROM jobs WHERE attempt = 1 AND lease_owner IS NULL") == 1
+            }
+            worker.stop()
+            await running.value
+            let row = try await database.pool.query(
+                "SELECT extract(epoch FROM run_at - now())::float8, last_error FROM jobs")[0]
+            let wait = try row.decode(0, as: Double.self)
+            #expect(wait > 100 && wait <= 120)
+            #expect(try row.decode(1, as: String.self) == "HTTP 429")
+        }
+    }
+
+    @Test(arguments: [
+        ("{\"message\": \"bad signature\", \"permanent\": true}", 25, "bad signature"),
+        ("{\"message\": \"HTTP 500\"}", 1, "gave up after 1 attempts; last error: HTTP 500"),
+    ])
+    func failuresThatCannotSucceedAreDeadLettered(payload: String, maxAttempts: Int, reason: String) async throws {
+        try await TestDatabase.with { database in
+            let (worker, running) = startWorker(database)
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: TestHandlers.fail, payload: payload,
+                                                                   maxAttempts: maxAttempts))
+            try await eventually("the job to be dead-lettered") {
+                try await count(database, "SELECT count(*) FROM dead_letters") == 1
+            }
+            worker.stop()
+            await running.value
+            let entry = try #require(try await DeadLetters(pool: database.pool).list().first)
+            #expect(entry.reason == reason)
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+}

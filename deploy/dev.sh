@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# StoreSync developer and CI entry point.
+#
+#   deploy/dev.sh run  [storesync args…]   release build, migrate, then `storesync work` in the
+#                                          foreground; Ctrl-C stops the daemon, then PostgreSQL
+#   deploy/dev.sh test [swift test args…]  debug build (warnings are errors), a migrated template
+#                                          database, then `swift test`; exits with its code
+#   deploy/dev.sh pg-start | pg-stop       start or stop the embedded PostgreSQL by hand
+#   deploy/dev.sh env                      print `export …` lines for it: eval "$(deploy/dev.sh env)"
+#
+# Works on a fresh Debian 12 with the Swift toolchain, as root (as CI runs it) or as a user with
+# sudo: missing Debian packages are installed first. Unless DATABASE_URL is set, a private
+# PostgreSQL cluster lives in .storesync/ (port STORESYNC_PG_PORT, default 54329, 127.0.0.1 only);
+# the system cluster 15/main that Debian's package creates is left alone.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_PORT=${STORESYNC_PG_PORT:-54329}
+PG_USER=storesync                # OS user that owns the cluster when this script runs as root
+TEMPLATE_DB=storesync_test_template
+PACKAGES=(postgresql libpq-dev libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev wrk)
+# Where the cluster lives when the storesync user can't reach the checkout (e.g. under /root).
+FALLBACK_STATE=/var/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
+
+STARTED_PG=0                     # 1 once this invocation started the embedded server
+DAEMON_PID=
+
+die() { echo "dev.sh: $*" >&2; exit 1; }
+note() { echo "dev.sh: $*" >&2; }
+
+usage() {
+    sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    exit 2
+}
+
+# Run a command as root: directly, or through sudo.
+as_root() {
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    else
+        command -v sudo >/dev/null || die "need root to run '$*' (install sudo or run as root)"
+        sudo "$@"
+    fi
+}
+
+# Install the Debian packages that are missing; no apt work at all when none are.
+ensure_packages() {
+    local missing=() p
+    for p in "${PACKAGES[@]}"; do
+        [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) == "install ok installed" ]] \
+            || missing+=("$p")
+    done
+    ((${#missing[@]})) || return 0
+    note "installing ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+}
+
+# Run a command as the OS user that owns the cluster, from a directory it can read.
+as_pg() {
+    if [[ $EUID -eq 0 ]]; then
+        (cd / && runuser -u "$PG_USER" -- "$@")
+    else
+        (cd / && "$@")
+    fi
+}
+
+# Choose and prepare STATE (cluster, password, log) and RUN_DIR (unix socket); set PG_BIN.
+prepare_state() {
+    [[ -z ${PG_DATA_DIR:-} ]] || return 0
+    PG_BIN=$(find /usr/lib/postgresql -mindepth 2 -maxdepth 2 -name bin 2>/dev/null | sort -V | tail -n 1)
+    [[ -x ${PG_BIN:-}/pg_ctl ]] || die "no PostgreSQL server under /usr/lib/postgresql/*/bin"
+
+    STATE=$ROOT/.storesync
+    if [[ $EUID -eq 0 ]]; then
+        # PostgreSQL refuses to run as root: the cluster belongs to a system user.
+        id -u "$PG_USER" >/dev/null 2>&1 ||
+            useradd --system --user-group --no-create-home --shell /usr/sbin/nologin "$PG_USER"
+        if ! runuser -u "$PG_USER" -- test -x "$ROOT"; then
+            STATE=$FALLBACK_STATE
+            note "user $PG_USER can't reach $ROOT; keeping the database in $STATE"
+        fi
+    fi
+    # The socket path must fit in sockaddr_un (107 bytes); deep checkouts get one under /tmp.
+    RUN_DIR=$STATE/run
+    if ((${#RUN_DIR} + ${#PG_PORT} + 10 > 107)); then
+        RUN_DIR=/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)-run
+    fi
+    local d
+    for d in "$STATE" "$RUN_DIR"; do
+        [[ ! -L $d ]] || die "$d is a symlink; refusing to use it"
+        mkdir -p "$d"
+        chmod 0700 "$d"
+    done
+
+    local pwfile=$STATE/password
+    [[ -s $pwfile ]] || (umask 077 && head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$pwfile")
+    PASSWORD=$(<"$pwfile")
+
+    if [[ $EUID -eq 0 ]]; then
+        [[ $(stat -c %U "$STATE" "$pwfile" | sort -u) == "$PG_USER" ]] || chown -R "$PG_USER:$PG_USER" "$STATE"
+        [[ $(stat -c %U "$RUN_DIR") == "$PG_USER" ]] || chown "$PG_USER:$PG_USER" "$RUN_DIR"
+    fi
+    PG_DATA_DIR=$STATE/pgdata
+    PG_LOG=$STATE/postgres.log
+}
+
+# Quote a value for postgresql.conf.
+conf_quote() { printf "'%s'" "${1//\'/\'\'}"; }
+
+# Create the cluster once, and (re)write the settings it runs with.
+init_cluster() {
+    if [[ ! -f $PG_DATA_DIR/PG_VERSION ]]; then
+        note "creating the PostgreSQL cluster in $PG_DATA_DIR"
+        as_pg "$PG_BIN/initdb" -D "$PG_DATA_DIR" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+            --pwfile="$STATE/password" -E UTF8 --locale=C.UTF-8 >"$STATE/initdb.log" 2>&1 ||
+            { tail -n 20 "$STATE/initdb.log" >&2; die "initdb failed (log: $STATE/initdb.log)"; }
+        echo "include_if_exists = 'storesync.conf'" | as_pg tee -a "$PG_DATA_DIR/postgresql.conf" >/dev/null
+    fi
+    # Durability stays on: benchmarks measure durable commits.
+    as_pg tee "$PG_DATA_DIR/storesync.conf" >/dev/null <<EOF
+# Written by deploy/dev.sh on every start; edits are lost.
+listen_addresses = '127.0.0.1'
+port = $PG_PORT
+unix_socket_directories = $(conf_quote "$RUN_DIR")
+max_connections = 300
+shared_buffers = 256MB
+synchronous_commit = on
+fsync = on
+EOF
+}
+
+# psql over the unix socket as the superuser; extra arguments go to psql.
+admin_psql() {
+    "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$RUN_DIR" -p "$PG_PORT" -U postgres -d postgres "$@"
+}
+
+# Start the embedded cluster unless it runs already; create the app role and database.
+start_pg() {
+    prepare_state
+    if as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA_DIR" status >/dev/null 2>&1; then
+        # Already up (pg-start, or another dev.sh): use the port and socket it actually has.
+        PG_PORT=$(sed -n 4p "$PG_DATA_DIR/postmaster.pid")
+        RUN_DIR=$(sed -n 5p "$PG_DATA_DIR/postmaster.pid")
+    else
+        init_cluster
+        as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA_DIR" -l "$PG_LOG" -w -t 60 start >/dev/null ||
+            { tail -n 20 "$PG_LOG" >&2; die "PostgreSQL did not start (log: $PG_LOG; is port $PG_PORT taken?)"; }
+        STARTED_PG=1
+        note "PostgreSQL started on 127.0.0.1:$PG_PORT"
+    fi
+    # Idempotent; also re-syncs the passwords with the password file.
+    admin_psql -v pw="$PASSWORD" >/dev/null <<'SQL' || die "can't create the storesync role and database (log: $PG_LOG)"
+SELECT format('CREATE ROLE storesync LOGIN NOCREATEDB NOCREATEROLE NOSUPERUSER PASSWORD %L', :'pw')
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'storesync') \gexec
+ALTER ROLE storesync PASSWORD :'pw';
+ALTER ROLE postgres PASSWORD :'pw';
+SELECT 'CREATE DATABASE storesync OWNER storesync'
+ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'storesync') \gexec
+SQL
+    export DATABASE_URL=postgresql://storesync:$PASSWORD@127.0.0.1:$PG_PORT/storesync
+    export STORESYNC_TEST_ADMIN_URL=postgresql://postgres:$PASSWORD@127.0.0.1:$PG_PORT/postgres
+}
+
+# Stop the embedded cluster if it is running.
+stop_pg() {
+    prepare_state
+    if as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA_DIR" status >/dev/null 2>&1; then
+        as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA_DIR" -m fast -w -t 60 stop >/dev/null
+        note "PostgreSQL stopped"
+    fi
+}
+
+# The DATABASE_URL that `env` printed for this checkout, if it has an embedded cluster.
+embedded_url() {
+    local f
+    for f in "$ROOT/.storesync/password" "$FALLBACK_STATE/password"; do
+        if [[ -r $f ]]; then
+            printf 'postgresql://storesync:%s@127.0.0.1:%s/storesync' "$(<"$f")" "$PG_PORT"
+            return
+        fi
+    done
+}
+
+# Use DATABASE_URL when it names another server; otherwise start the embedded one.
+ensure_database() {
+    if [[ -n ${DATABASE_URL:-} && $DATABASE_URL != "$(embedded_url)" ]]; then
+        export STORESYNC_TEST_ADMIN_URL=${STORESYNC_TEST_ADMIN_URL:-$DATABASE_URL}
+        return
+    fi
+    start_pg
+}
+
+# On exit: stop the daemon if it still runs, then the embedded server if this script started it.
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [[ -n $DAEMON_PID ]] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+        kill -TERM "$DAEMON_PID" 2>/dev/null || true
+        wait "$DAEMON_PID" 2>/dev/null || true
+    fi
+    if ((STARTED_PG)); then
+        stop_pg || true
+    fi
+    exit "$rc"
+}
+
+# Replace the path of a postgres URL with another database name, keeping any ?query.
+url_with_db() {
+    [[ $1 =~ ^(postgres(ql)?://[^/?]*)(/[^?]*)?(\?.*)?$ ]] || die "can't parse database URL"
+    printf '%s/%s%s' "${BASH_REMATCH[1]}" "$2" "${BASH_REMATCH[4]}"
+}
+
+# Drop leftover test databases and build a fresh, migrated template for the tests to copy.
+prepare_template() {
+    psql -X -q -v ON_ERROR_STOP=1 "$STORESYNC_TEST_ADMIN_URL" >/dev/null <<SQL
+SET client_min_messages = warning;
+SELECT format('DROP DATABASE %I WITH (FORCE)', datname) FROM pg_database
+ WHERE datname LIKE 'storesync\_t\_%' \gexec
+UPDATE pg_database SET datistemplate = false WHERE datname = '$TEMPLATE_DB';
+DROP DATABASE IF EXISTS $TEMPLATE_DB WITH (FORCE);
+CREATE DATABASE $TEMPLATE_DB;
+SQL
+    DATABASE_URL=$(url_with_db "$STORESYNC_TEST_ADMIN_URL" "$TEMPLATE_DB") "$STORESYNC_BIN" migrate
+    psql -X -q -v ON_ERROR_STOP=1 "$STORESYNC_TEST_ADMIN_URL" \
+        -c "ALTER DATABASE $TEMPLATE_DB IS_TEMPLATE true" >/dev/null
+    export STORESYNC_TEST_TEMPLATE=$TEMPLATE_DB
+}
+
+# `run`: release build, migrate, then the daemon in the foreground until it exits or Ctrl-C.
+cmd_run() {
+    swift build --package-path "$ROOT" -c release --product storesync -Xswiftc -warnings-as-errors
+    local bin=$ROOT/.build/release/storesync
+    ensure_database
+    "$bin" migrate
+    # In the background so this shell can forward signals and then stop PostgreSQL. Background
+    # jobs of a script ignore SIGINT, so the daemon is always sent SIGTERM.
+    "$bin" work "$@" &
+    DAEMON_PID=$!
+    trap 'kill -TERM "$DAEMON_PID" 2>/dev/null || true' INT TERM
+    local rc
+    while :; do
+        rc=0
+        wait "$DAEMON_PID" || rc=$?
+        # Over 128 with the daemon still alive: a forwarded signal interrupted the wait.
+        if ((rc <= 128)) || ! kill -0 "$DAEMON_PID" 2>/dev/null; then break; fi
+    done
+    DAEMON_PID=
+    return "$rc"
+}
+
+# `test`: debug build with warnings as errors, a template database, then the tests.
+cmd_test() {
+    swift build --package-path "$ROOT" --build-tests -Xswiftc -warnings-as-errors
+    export STORESYNC_BIN=$ROOT/.build/debug/storesync
+    export STORESYNC_TESTWORKER_BIN=$ROOT/.build/debug/storesync-testworker
+    ensure_database
+    prepare_template
+    local rc=0
+    swift test --package-path "$ROOT" --skip-build "$@" || rc=$?
+    if ((rc == 0)) && [[ -f $ROOT/FuzzTesting/run.sh ]]; then
+        bash "$ROOT/FuzzTesting/run.sh" || rc=$?
+    fi
+    return "$rc"
+}
+
+# `env`: export lines for the database, to paste or eval.
+cmd_env() {
+    ensure_database
+    local v
+    for v in DATABASE_URL STORESYNC_TEST_ADMIN_URL; do
+        printf "export %s='%s'\n" "$v" "${!v//\'/\'\\\'\'}"
+    done
+}
+
+main() {
+    (($#)) || usage
+    local cmd=$1
+    shift
+    case $cmd in
+        run | test | env | pg-start) ;;
+        pg-stop) stop_pg; return ;;
+        -h | --help | help) usage ;;
+        *) echo "dev.sh: unknown command '$cmd'" >&2; usage ;;
+    esac
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    ensure_packages
+    case $cmd in
+        run) cmd_run "$@" ;;
+        test) cmd_test "$@" ;;
+        env) cmd_env; STARTED_PG=0 ;;             # leave it running for the developer
+        pg-start) start_pg; STARTED_PG=0; note "PostgreSQL is up; DATABASE_URL=$DATABASE_URL" ;;
+    esac
+}
+
+main "$@"
