@@ -28,11 +28,12 @@ let package = Package(
         system("CMicroHTTPD", "libmicrohttpd", "libmicrohttpd-dev"),
         system("CSystemd", "libsystemd", "libsystemd-dev"),
         // Wrappers for variadic functions and macros the Swift importer drops.
-        .target(name: "CStoreSyncShims", cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "CStoreSyncShims", dependencies: ["COpenSSL"], cSettings: [.define("_GNU_SOURCE")]),
 
         // Adapters: the only modules that import C.
         .target(name: "Postgres", dependencies: ["CPostgres", "CStoreSyncShims", "Logging"], swiftSettings: strict),
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CStoreSyncShims"], swiftSettings: strict),
 
         // Shared plumbing with no C and no I/O beyond stderr.
         .target(name: "Logging", swiftSettings: strict),

@@ -8,3 +8,31 @@ int storesync_set_thread_name(const char *name) {
     truncated[sizeof(truncated) - 1] = '\0';
     return pthread_setname_np(pthread_self(), truncated);
 }
+
+void storesync_openssl_free(void *pointer) {
+    OPENSSL_free(pointer);
+}
+
+STACK_OF(X509) *storesync_sk_X509_new_null(void) {
+    return sk_X509_new_null();
+}
+
+int storesync_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate) {
+    return sk_X509_push(stack, certificate);
+}
+
+void storesync_sk_X509_pop_free(STACK_OF(X509) *stack) {
+    sk_X509_pop_free(stack, X509_free);
+}
+
+EVP_PKEY *storesync_ec_generate(const char *curve) {
+    return EVP_EC_gen(curve);
+}
+
+EVP_PKEY *storesync_rsa_generate(unsigned int bits) {
+    return EVP_RSA_gen(bits);
+}
+
+void storesync_x509v3_set_ctx_nodb(X509V3_CTX *ctx) {
+    X509V3_set_ctx_nodb(ctx);
+}
