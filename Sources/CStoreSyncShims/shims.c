@@ -21,6 +21,14 @@ int storesync_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate) {
     return sk_X509_push(stack, certificate);
 }
 
+int storesync_sk_X509_num(const STACK_OF(X509) *stack) {
+    return sk_X509_num(stack);
+}
+
+X509 *storesync_sk_X509_value(const STACK_OF(X509) *stack, int index) {
+    return sk_X509_value(stack, index);
+}
+
 void storesync_sk_X509_pop_free(STACK_OF(X509) *stack) {
     sk_X509_pop_free(stack, X509_free);
 }

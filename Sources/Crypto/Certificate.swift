@@ -130,7 +130,11 @@ public struct TrustStore: Sendable {
     /// Validates leaf → intermediates → one of the roots as of `date` (RFC 5280 path validation with
     /// OpenSSL's strict X.509 checks). Roots come only from this store; certificates the caller passes
     /// are untrusted intermediates. Throws `.untrustedChain` naming OpenSSL's reason.
-    public func verify(leaf: Certificate, intermediates: [Certificate], at date: Date) throws {
+    ///
+    /// Returns the span of time in which every certificate of the validated path (root included) is valid:
+    /// the same chain validates at any other moment of that span, which is what makes a verdict cacheable.
+    @discardableResult
+    public func verify(leaf: Certificate, intermediates: [Certificate], at date: Date) throws -> ClosedRange<Date> {
         guard let untrusted = storesync_sk_X509_new_null() else { throw CryptoError.openSSL(.internalError, "sk_X509_new") }
         defer { storesync_sk_X509_pop_free(untrusted) }
         for certificate in intermediates {
@@ -156,5 +160,18 @@ public struct TrustStore: Sendable {
             let which = depth == 0 ? "leaf" : depth == 1 ? "intermediate" : "certificate at depth \(depth)"
             throw CryptoError(.untrustedChain, "\(which): \(reason)")
         }
+        guard let chain = X509_STORE_CTX_get1_chain(context) else {
+            throw CryptoError.openSSL(.internalError, "X509_STORE_CTX_get1_chain")
+        }
+        defer { storesync_sk_X509_pop_free(chain) }
+        var start = Date.distantPast, end = Date.distantFuture
+        for index in 0..<storesync_sk_X509_num(chain) {
+            guard let pointer = storesync_sk_X509_value(chain, index) else { continue }
+            X509_up_ref(pointer)
+            let certificate = Certificate(handle: CertificateHandle(pointer))
+            start = max(start, certificate.notBefore ?? date)
+            end = min(end, certificate.notAfter ?? date)
+        }
+        return start...max(start, end)
     }
 }

@@ -113,18 +113,25 @@ public actor PostgresConnection {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// Nested calls become savepoints, so a part can fail without undoing the rest.
     public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
-        let savepoint = transactionDepth == 0 ? nil : "sp\(transactionDepth)"
+        let depth = transactionDepth
+        let savepoint = depth == 0 ? nil : "sp\(depth)"
         try query(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN")
-        transactionDepth += 1
+        transactionDepth = depth + 1
         do {
             let value = try body(self)
-            transactionDepth -= 1
-            try query(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+            let ended = try query(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+            transactionDepth = depth
+            // A transaction aborted by an error the body swallowed answers COMMIT with ROLLBACK, not an error.
+            guard ended.commandTag != "ROLLBACK" else {
+                throw PostgresError(.other, message: "transaction rolled back: a statement in it failed")
+            }
             return value
         } catch {
-            transactionDepth -= 1
-            if !isBroken {
-                _ = try? query(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+            if transactionDepth != depth {
+                transactionDepth = depth
+                if !isBroken {
+                    _ = try? query(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+                }
             }
             throw error
         }
@@ -226,7 +233,8 @@ public actor PostgresConnection {
             }
         }
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
-        return PostgresRows(columns: columns, cells: cells, affectedRows: affected)
+        return PostgresRows(columns: columns, cells: cells, affectedRows: affected,
+                            commandTag: String(cString: PQcmdStatus(result)))
     }
 
     private static func errorMessage(_ conn: OpaquePointer) -> String {

@@ -5,11 +5,14 @@ public struct PostgresRows: Sendable, RandomAccessCollection {
     private let cells: [String?]
     /// For INSERT/UPDATE/DELETE: how many rows the statement touched.
     public let affectedRows: Int
+    /// The server's command tag, e.g. `UPDATE 3`, or `ROLLBACK` for a COMMIT of an aborted transaction.
+    public let commandTag: String
 
-    init(columns: [String], cells: [String?], affectedRows: Int) {
+    init(columns: [String], cells: [String?], affectedRows: Int, commandTag: String) {
         self.columns = columns
         self.cells = cells
         self.affectedRows = affectedRows
+        self.commandTag = commandTag
     }
 
     public var startIndex: Int { 0 }
@@ -30,9 +33,7 @@ public struct PostgresRow: Sendable {
 
     /// Decodes a non-null cell; a NULL is a decoding error.
     public func decode<T: PostgresDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T {
-        guard index < columns.count else {
-            throw PostgresError(.decoding, message: "column \(index) out of range (\(columns.count) columns)")
-        }
+        try checkRange(index)
         guard let text = text(index) else {
             throw PostgresError(.decoding, message: "column \(columns[index]) is NULL, expected \(T.self)")
         }
@@ -41,6 +42,7 @@ public struct PostgresRow: Sendable {
 
     /// Decodes a cell that may be NULL.
     public func decodeOptional<T: PostgresDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T? {
+        try checkRange(index)
         guard let text = text(index) else { return nil }
         return try T(postgresText: text)
     }
@@ -51,6 +53,12 @@ public struct PostgresRow: Sendable {
 
     public func decodeOptional<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T? {
         try decodeOptional(try position(of: column), as: T.self)
+    }
+
+    private func checkRange(_ index: Int) throws {
+        guard columns.indices.contains(index) else {
+            throw PostgresError(.decoding, message: "column \(index) out of range (\(columns.count) columns)")
+        }
     }
 
     private func position(of column: String) throws -> Int {

@@ -139,9 +139,13 @@ extension Date: PostgresEncodable, PostgresDecodable {
             }
             return value
         }
-        guard b.count >= 19, let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2) else { return nil }
-        var index = 19
+        // Years past 9999 have more than four digits; everything after shifts by the extra ones.
+        let yearDigits = b.firstIndex(of: UInt8(ascii: "-")) ?? 0
+        let o = yearDigits - 4
+        guard yearDigits >= 4, b.count >= 19 + o, let year = number(0, yearDigits), let month = number(5 + o, 2),
+              let day = number(8 + o, 2), let hour = number(11 + o, 2), let minute = number(14 + o, 2),
+              let second = number(17 + o, 2) else { return nil }
+        var index = 19 + o
         var micros = 0
         if index < b.count, b[index] == UInt8(ascii: ".") {
             index += 1

@@ -18,6 +18,8 @@ void storesync_openssl_free(void *pointer);
 /// STACK_OF(X509) accessors are macros.
 STACK_OF(X509) *storesync_sk_X509_new_null(void);
 int storesync_sk_X509_push(STACK_OF(X509) *stack, X509 *certificate);
+int storesync_sk_X509_num(const STACK_OF(X509) *stack);
+X509 *storesync_sk_X509_value(const STACK_OF(X509) *stack, int index);
 /// Frees the stack and drops one reference to each certificate on it.
 void storesync_sk_X509_pop_free(STACK_OF(X509) *stack);
 
