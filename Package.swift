@@ -41,6 +41,8 @@ let package = Package(
         // Domain.
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
+        .target(name: "AppStore", dependencies: ["Crypto"], resources: [.embedInCode("AppleRootCA-G3.cer")],
+                swiftSettings: strict),
 
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
@@ -56,6 +58,8 @@ let package = Package(
         .executableTarget(name: "storesync-testworker",
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
                                                       "storesync", "storesync-testworker"],

@@ -1,0 +1,184 @@
+import Crypto
+import Foundation
+
+/// Verifies App Store signed data (`signedPayload`, `signedTransactionInfo`, `signedRenewalInfo`) the way
+/// Apple's own libraries do with online checks off, for one store connection:
+///
+/// 1. compact JWS with `alg` ES256 and exactly three `x5c` certificates; the third is ignored — trust comes
+///    only from the configured roots;
+/// 2. leaf → intermediate → root validated as of the payload's `signedDate` (now when it has none), the
+///    intermediate a CA carrying `1.2.840.113635.100.6.2.1`, the leaf carrying `1.2.840.113635.100.6.11.1`;
+/// 3. the ES256 signature checked with the leaf's P-256 key;
+/// 4. `bundleId` (transactions, notifications), `appAppleId` (production notifications) and `environment`
+///    compared with the connection.
+public struct SignedDataVerifier: Sendable {
+    public static let intermediateMarkerOID = "1.2.840.113635.100.6.2.1"
+    public static let leafMarkerOID = "1.2.840.113635.100.6.11.1"
+
+    public let bundleID: String
+    public let appAppleID: Int64?
+    public let environment: AppStoreEnvironment
+    private let trust: TrustStore
+    private let cache: ChainCache
+
+    /// - Parameters:
+    ///   - roots: trusted roots; Apple Root CA - G3 unless a connection is configured otherwise (the simulator).
+    ///   - chainCacheSize: validated (leaf, intermediate) pairs kept; 0 disables the cache.
+    /// - Throws: in production without an App Apple ID, since its check would silently be skipped.
+    public init(roots: [Certificate] = [AppleRoots.rootCAG3], bundleID: String, appAppleID: Int64?,
+                environment: AppStoreEnvironment, chainCacheSize: Int = 64) throws {
+        if environment == .production && appAppleID == nil {
+            throw AppStoreVerificationError(.invalidAppIdentifier, "a Production connection needs its App Apple ID")
+        }
+        trust = try TrustStore(roots: roots)
+        cache = ChainCache(capacity: chainCacheSize)
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environment = environment
+    }
+
+    /// A notification's `signedPayload`, verified and decoded.
+    public func verifyNotification(_ jws: String, now: Date = Date()) throws -> NotificationPayload {
+        let payload: NotificationPayload = try verified(jws, now: now) { $0.signedDate }
+        let (bundle, appID, environment): (String?, Int64?, AppStoreEnvironment?)
+        if let data = payload.data {
+            (bundle, appID, environment) = (data.bundleId, data.appAppleId, data.environment)
+        } else if let summary = payload.summary {
+            (bundle, appID, environment) = (summary.bundleId, summary.appAppleId, summary.environment)
+        } else if let token = payload.externalPurchaseToken {
+            let sandbox = token.externalPurchaseId?.hasPrefix("SANDBOX") == true
+            (bundle, appID, environment) = (token.bundleId, token.appAppleId, sandbox ? .sandbox : .production)
+        } else if let app = payload.appData {
+            (bundle, appID, environment) = (app.bundleId, app.appAppleId, app.environment)
+        } else {
+            (bundle, appID, environment) = (nil, nil, nil)
+        }
+        try checkBundle(bundle)
+        if self.environment == .production && appID != appAppleID {
+            throw AppStoreVerificationError(.invalidAppIdentifier,
+                                            "appAppleId \(appID.map(String.init) ?? "missing") is not \(appAppleID ?? 0)")
+        }
+        try checkEnvironment(environment)
+        return payload
+    }
+
+    /// A `signedTransactionInfo`, verified and decoded.
+    public func verifyTransaction(_ jws: String, now: Date = Date()) throws -> TransactionPayload {
+        let payload: TransactionPayload = try verified(jws, now: now) { $0.signedDate }
+        try checkBundle(payload.bundleId)
+        try checkEnvironment(payload.environment)
+        return payload
+    }
+
+    /// A `signedRenewalInfo`, verified and decoded (it carries no bundle id, so only the environment is checked).
+    public func verifyRenewalInfo(_ jws: String, now: Date = Date()) throws -> RenewalInfoPayload {
+        let payload: RenewalInfoPayload = try verified(jws, now: now) { $0.signedDate }
+        try checkEnvironment(payload.environment)
+        return payload
+    }
+
+    private func checkBundle(_ bundle: String?) throws {
+        guard bundle == bundleID else {
+            throw AppStoreVerificationError(.invalidAppIdentifier, "bundleId \(bundle ?? "missing") is not \(bundleID)")
+        }
+    }
+
+    private func checkEnvironment(_ environment: AppStoreEnvironment?) throws {
+        guard environment == self.environment else {
+            throw AppStoreVerificationError(.invalidEnvironment,
+                                            "environment \(environment?.rawValue ?? "missing") is not \(self.environment)")
+        }
+    }
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return decoder
+    }()
+
+    private func verified<T: Decodable>(_ jws: String, now: Date, signedDate: (T) -> Date?) throws -> T {
+        let token: CompactJWS
+        do {
+            token = try CompactJWS(jws)
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(.invalidFormat, error.reason)
+        }
+        guard token.header.alg == "ES256" else {
+            throw AppStoreVerificationError(.invalidFormat, "alg must be ES256, got \(token.header.alg ?? "none")")
+        }
+        guard let chain = token.header.x5c else { throw AppStoreVerificationError(.invalidFormat, "x5c header is missing") }
+        guard chain.count == 3 else {
+            throw AppStoreVerificationError(.invalidFormat, "x5c must hold 3 certificates, found \(chain.count)")
+        }
+        let payload: T
+        do {
+            payload = try Self.decoder.decode(T.self, from: token.payload)
+        } catch {
+            throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(Self.describe(error))")
+        }
+        let validationTime = signedDate(payload) ?? now
+        let leafKey = try cache.leafKey(leaf: chain[0], intermediate: chain[1], at: validationTime)
+            ?? validateChain(leaf: chain[0], intermediate: chain[1], at: validationTime, now: now)
+        do {
+            try token.verify(.es256, with: leafKey)
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(.verificationFailure, error.reason)
+        }
+        return payload
+    }
+
+    private func validateChain(leaf leafBase64: String, intermediate intermediateBase64: String, at time: Date,
+                               now: Date) throws -> PublicKey {
+        let leaf = try Self.certificate(leafBase64, "leaf")
+        let intermediate = try Self.certificate(intermediateBase64, "intermediate")
+        let validity: ClosedRange<Date>
+        do {
+            validity = try trust.verify(leaf: leaf, intermediates: [intermediate], at: time)
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(error.code == .internalError ? .retryableFailure : .verificationFailure,
+                                            "certificate chain: \(error.reason)")
+        }
+        guard intermediate.isCertificateAuthority else {
+            throw AppStoreVerificationError(.verificationFailure, "intermediate certificate is not a CA")
+        }
+        guard intermediate.hasExtension(oid: Self.intermediateMarkerOID) else {
+            throw AppStoreVerificationError(.verificationFailure,
+                                            "intermediate lacks Apple's WWDR extension \(Self.intermediateMarkerOID)")
+        }
+        guard leaf.hasExtension(oid: Self.leafMarkerOID) else {
+            throw AppStoreVerificationError(.verificationFailure,
+                                            "leaf lacks Apple's receipt-signing extension \(Self.leafMarkerOID)")
+        }
+        let key: PublicKey
+        do {
+            key = try leaf.publicKey()
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(.invalidCertificate, error.reason)
+        }
+        guard key.kind == .ecP256 else {
+            throw AppStoreVerificationError(.verificationFailure, "leaf key is \(key.kind), not EC P-256")
+        }
+        cache.store(leaf: leafBase64, intermediate: intermediateBase64, leafKey: key, validity: validity, now: now)
+        return key
+    }
+
+    private static func certificate(_ base64: String, _ role: String) throws -> Certificate {
+        guard let der = Data(base64Encoded: base64) else {
+            throw AppStoreVerificationError(.invalidCertificate, "\(role) certificate is not base64")
+        }
+        do {
+            return try Certificate(der: der)
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(.invalidCertificate, "\(role) certificate: \(error.reason)")
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, _)?: "missing \(key.stringValue)"
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
+            context.codingPath.isEmpty ? "malformed JSON" : "bad \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: "malformed JSON"
+        }
+    }
+}
