@@ -19,6 +19,8 @@ let package = Package(
     name: "StoreSync",
     products: [
         .executable(name: "storesync", targets: ["storesync"]),
+        // Crypto and App Store verification for the separate FuzzTesting/ package.
+        .library(name: "StoreSyncCrypto", targets: ["Crypto", "AppStore"]),
     ],
     targets: [
         // C libraries from Debian, one system target each.
@@ -34,6 +36,7 @@ let package = Package(
         .target(name: "Postgres", dependencies: ["CPostgres", "CStoreSyncShims", "Logging"], swiftSettings: strict),
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CStoreSyncShims"], swiftSettings: strict),
+        .target(name: "GooglePlay", dependencies: ["Crypto"], swiftSettings: strict),
 
         // Shared plumbing with no C and no I/O beyond stderr.
         .target(name: "Logging", swiftSettings: strict),
@@ -48,7 +51,8 @@ let package = Package(
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
 
         // Faces.
-        .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd"],
+        .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
+                                            "Crypto", "GooglePlay"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
@@ -60,6 +64,7 @@ let package = Package(
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
                                                       "storesync", "storesync-testworker"],

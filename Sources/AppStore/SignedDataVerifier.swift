@@ -131,12 +131,17 @@ public struct SignedDataVerifier: Sendable {
                                now: Date) throws -> PublicKey {
         let leaf = try Self.certificate(leafBase64, "leaf")
         let intermediate = try Self.certificate(intermediateBase64, "intermediate")
-        let validity: ClosedRange<Date>
+        let path: ValidatedPath
         do {
-            validity = try trust.verify(leaf: leaf, intermediates: [intermediate], at: time)
+            path = try trust.verify(leaf: leaf, intermediates: [intermediate], at: time)
         } catch let error as CryptoError {
             throw AppStoreVerificationError(error.code == .internalError ? .retryableFailure : .verificationFailure,
                                             "certificate chain: \(error.reason)")
+        }
+        // The checks below are about x5c[1]; they only mean something if x5c[1] is what issued the leaf.
+        guard path.certificates.count == 3, path.certificates[1].der == intermediate.der else {
+            throw AppStoreVerificationError(.verificationFailure,
+                                            "the validated path is not leaf → x5c intermediate → root")
         }
         guard intermediate.isCertificateAuthority else {
             throw AppStoreVerificationError(.verificationFailure, "intermediate certificate is not a CA")
@@ -158,7 +163,7 @@ public struct SignedDataVerifier: Sendable {
         guard key.kind == .ecP256 else {
             throw AppStoreVerificationError(.verificationFailure, "leaf key is \(key.kind), not EC P-256")
         }
-        cache.store(leaf: leafBase64, intermediate: intermediateBase64, leafKey: key, validity: validity, now: now)
+        cache.store(leaf: leafBase64, intermediate: intermediateBase64, leafKey: key, validity: path.validity, now: now)
         return key
     }
 

@@ -47,6 +47,7 @@ public enum Base64URL {
         out.reserveCapacity(input.count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
+        let values = Self.values
         for character in input {
             let value = values[Int(character)]
             guard value != 0xff else {

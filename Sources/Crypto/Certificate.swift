@@ -131,10 +131,9 @@ public struct TrustStore: Sendable {
     /// OpenSSL's strict X.509 checks). Roots come only from this store; certificates the caller passes
     /// are untrusted intermediates. Throws `.untrustedChain` naming OpenSSL's reason.
     ///
-    /// Returns the span of time in which every certificate of the validated path (root included) is valid:
-    /// the same chain validates at any other moment of that span, which is what makes a verdict cacheable.
+    /// Returns the path OpenSSL built, leaf first and root last, and the span in which it is valid.
     @discardableResult
-    public func verify(leaf: Certificate, intermediates: [Certificate], at date: Date) throws -> ClosedRange<Date> {
+    public func verify(leaf: Certificate, intermediates: [Certificate], at date: Date) throws -> ValidatedPath {
         guard let untrusted = storesync_sk_X509_new_null() else { throw CryptoError.openSSL(.internalError, "sk_X509_new") }
         defer { storesync_sk_X509_pop_free(untrusted) }
         for certificate in intermediates {
@@ -164,14 +163,28 @@ public struct TrustStore: Sendable {
             throw CryptoError.openSSL(.internalError, "X509_STORE_CTX_get1_chain")
         }
         defer { storesync_sk_X509_pop_free(chain) }
-        var start = Date.distantPast, end = Date.distantFuture
-        for index in 0..<storesync_sk_X509_num(chain) {
-            guard let pointer = storesync_sk_X509_value(chain, index) else { continue }
+        let certificates = (0..<storesync_sk_X509_num(chain)).compactMap { index -> Certificate? in
+            guard let pointer = storesync_sk_X509_value(chain, index) else { return nil }
             X509_up_ref(pointer)
-            let certificate = Certificate(handle: CertificateHandle(pointer))
-            start = max(start, certificate.notBefore ?? date)
-            end = min(end, certificate.notAfter ?? date)
+            return Certificate(handle: CertificateHandle(pointer))
         }
-        return start...max(start, end)
+        return ValidatedPath(certificates: certificates, at: date)
+    }
+}
+
+/// A certificate path that validated, and when.
+public struct ValidatedPath: Sendable {
+    /// Leaf first, trusted root last.
+    public let certificates: [Certificate]
+    /// The whole seconds at which every certificate of the path is valid — from the latest `notBefore` to one
+    /// second before the earliest `notAfter`, since OpenSSL treats a certificate as expired at `notAfter`
+    /// itself. The same path validates at any moment of this span, which is what makes a verdict cacheable.
+    public let validity: ClosedRange<Date>
+
+    init(certificates: [Certificate], at date: Date) {
+        self.certificates = certificates
+        let start = certificates.compactMap(\.notBefore).max() ?? date
+        let end = (certificates.compactMap(\.notAfter).min() ?? date).addingTimeInterval(-1)
+        validity = start...max(start, end)
     }
 }

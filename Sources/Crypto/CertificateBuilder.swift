@@ -38,9 +38,9 @@ public struct CertificateBuilder: Sendable {
 
         guard let name = X509_NAME_new() else { throw CryptoError.openSSL(.internalError, "X509_NAME_new") }
         defer { X509_NAME_free(name) }
-        let cn = Array(commonName.utf8)
+        let cn = Array(commonName.utf8), organization = Array("StoreSync Test PKI".utf8)
         guard X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, cn, Int32(cn.count), -1, 0) == 1,
-              X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, Array("StoreSync Test PKI".utf8), -1, -1, 0) == 1,
+              X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, organization, Int32(organization.count), -1, 0) == 1,
               X509_set_subject_name(certificate, name) == 1,
               X509_set_issuer_name(certificate, issuer.map { X509_get_subject_name($0.handle.pointer) } ?? name) == 1
         else { throw CryptoError.openSSL(.internalError, "cannot set names") }

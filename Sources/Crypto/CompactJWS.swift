@@ -28,10 +28,13 @@ public struct CompactJWS: Sendable {
         guard utf8.count <= maxLength else {
             throw CryptoError(.invalidEncoding, "JWS is \(utf8.count) bytes, more than the \(maxLength) allowed")
         }
-        let parts = utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 else {
-            throw CryptoError(.invalidEncoding, "JWS must have 3 dot-separated parts, found \(parts.count)")
+        let dot = UInt8(ascii: ".")
+        guard let first = utf8.firstIndex(of: dot), let second = utf8[utf8.index(after: first)...].firstIndex(of: dot),
+              !utf8[utf8.index(after: second)...].contains(dot)
+        else {
+            throw CryptoError(.invalidEncoding, "JWS must have 3 dot-separated parts, found \(utf8.count { $0 == dot } + 1)")
         }
+        let parts = [utf8[..<first], utf8[utf8.index(after: first)..<second], utf8[utf8.index(after: second)...]]
         guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
             throw CryptoError(.invalidEncoding, "JWS has an empty part")
         }
@@ -102,8 +105,11 @@ public struct JSONWebKeySet: Sendable {
         }
         var keys: [String: PublicKey] = [:]
         for key in document.keys where key.kty == "RSA" && (key.use ?? "sig") == "sig" && (key.alg ?? "RS256") == "RS256" {
-            guard let kid = key.kid, let n = key.n, let e = key.e else { continue }
-            keys[kid] = try PublicKey.rsa(modulus: try Base64URL.decode(n), exponent: try Base64URL.decode(e))
+            // One unusable entry must not take the whole set (and every push) down with it.
+            guard let kid = key.kid, let n = try? Base64URL.decode(key.n ?? ""), let e = try? Base64URL.decode(key.e ?? ""),
+                  let publicKey = try? PublicKey.rsa(modulus: n, exponent: e)
+            else { continue }
+            keys[kid] = publicKey
         }
         guard !keys.isEmpty else { throw CryptoError(.invalidKey, "JWKS holds no RSA signing key with a kid") }
         self.keys = keys

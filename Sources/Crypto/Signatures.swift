@@ -12,7 +12,7 @@ public enum SignatureAlgorithm: String, Sendable {
 
     /// Checks `signature` over `message`. Throws `.badSignature` when it does not match, `.invalidKey` when
     /// the key does not fit the algorithm.
-    public func verify(_ signature: Data, for message: some DataProtocol, with key: PublicKey) throws {
+    public func verify(_ signature: Data, for message: Data, with key: PublicKey) throws {
         let der: Data
         switch self {
         case .es256:
@@ -32,9 +32,11 @@ public enum SignatureAlgorithm: String, Sendable {
         guard EVP_DigestVerifyInit(context, nil, Digest.sha256, nil, key.handle.pointer) == 1 else {
             throw CryptoError.openSSL(.invalidKey, "cannot verify with this key")
         }
-        let bytes = Array(message)
         let result = der.withUnsafeBytes { sig in
-            EVP_DigestVerify(context, sig.bindMemory(to: UInt8.self).baseAddress, sig.count, bytes, bytes.count)
+            message.withUnsafeBytes { bytes in
+                EVP_DigestVerify(context, sig.bindMemory(to: UInt8.self).baseAddress, sig.count,
+                                 bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count)
+            }
         }
         guard result == 1 else {
             _ = drainErrorQueue()
@@ -45,7 +47,8 @@ public enum SignatureAlgorithm: String, Sendable {
     /// Signs `message`; ES256 signatures come back as raw r‖s.
     public func sign(_ message: some DataProtocol, with key: PrivateKey) throws -> Data {
         switch (self, key.kind) {
-        case (.es256, .ecP256), (.rs256, .rsa): break
+        case (.es256, .ecP256): break
+        case (.rs256, .rsa(let bits)) where bits >= 2048: break
         default: throw CryptoError(.invalidKey, "\(rawValue) cannot sign with a \(key.kind) key")
         }
         guard let context = EVP_MD_CTX_new() else { throw CryptoError.openSSL(.internalError, "EVP_MD_CTX_new") }

@@ -9,27 +9,56 @@ struct BenchCommand: Command {
     static let name = "bench"
     static let summary = "measure throughput (queue drain); prints one JSON line"
     static let usage = """
-        usage: storesync bench queue --jobs N [--slots S] [--flushers F]
+        usage: storesync bench queue --jobs N [--slots S] [--flushers F] [--repeat R]
+               storesync bench verify [--seconds S]
 
-        queue  Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
-               path with S slots (default 256) and F concurrent commit flushers (default 2). Prints
-               jobs_per_sec = N / (last completion − first lease), and lease-to-commit latency p50/p99.
-               Needs an empty queue: use a throwaway database (../shared/bench/queue-peers.sh makes one).
+        queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
+                path with S slots (default 256) and F concurrent commit flushers (default 2), R times
+                (default 3). Prints the median jobs_per_sec = N / (last completion − first lease), and each
+                run's lease-to-commit latency p50/p99. Needs an empty queue: use a throwaway database
+                (../shared/bench/queue-peers.sh makes one).
+        verify  Verifications per second on one core, each for S seconds (default 3): Apple notifications
+                (signed like the App Store's, nested JWS included) with a warm chain cache and with the cache
+                disabled, and Pub/Sub push tokens (RS256) with Google's keys cached. Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
+                physical limit) run right after it.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
-        guard let target = arguments.positional() else { throw UsageError("say what to benchmark: queue") }
-        guard target == "queue" else { throw UsageError("unknown benchmark \(target.debugDescription); available: queue") }
+        switch arguments.positional() {
+        case "queue"?: return try await queue(&arguments, environment: environment)
+        case "verify"?: return try await VerifyBenchmark.run(&arguments)
+        case let other?: throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify")
+        case nil: throw UsageError("say what to benchmark: queue or verify")
+        }
+    }
+
+    private static func queue(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
         guard let jobsText = try arguments.option("--jobs") else { throw UsageError("--jobs N is required") }
         let jobs = try Parse.int(jobsText, "--jobs", range: 1...10_000_000)
         let slots = try Parse.int(try arguments.option("--slots") ?? "256", "--slots", range: 1...10_000)
         let flushers = try Parse.int(try arguments.option("--flushers") ?? "2", "--flushers", range: 1...16)
+        let repeats = try Parse.int(try arguments.option("--repeat") ?? "3", "--repeat", range: 1...20)
         try arguments.finish()
-        let result = try await environment.withPool(size: flushers + 2) { pool in
-            try await drainQueue(pool: pool, jobs: jobs, slots: slots, flushers: flushers,
-                                 listenURL: try environment.databaseURL())
+        let runs = try await environment.withPool(size: flushers + 2) { pool in
+            var runs: [Output.Value] = []
+            for _ in 0..<repeats {
+                runs.append(try await drainQueue(pool: pool, jobs: jobs, slots: slots, flushers: flushers,
+                                                 listenURL: try environment.databaseURL()))
+            }
+            return runs
         }
-        Output.print(result.text)
+        let rates = runs.compactMap { run -> Double? in
+            guard case .object(let fields) = run, case .double(let rate)? = fields.first(where: { $0.0 == "jobs_per_sec" })?.1
+            else { return nil }
+            return rate
+        }.sorted()
+        Output.print(Output.Value.object([
+            ("benchmark", .string("queue")),
+            ("jobs_per_sec", .double(rates[rates.count / 2])),
+            ("min", .double(rates.first ?? 0)), ("max", .double(rates.last ?? 0)),
+            ("jobs", .int(jobs)), ("slots", .int(slots)), ("completion_flushers", .int(flushers)),
+            ("runs", .array(runs)),
+        ]).text)
         return 0
     }
 
@@ -62,13 +91,11 @@ struct BenchCommand: Command {
         let summary = recorder.summary()
         let left = try await pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self)
         return .object([
-            ("benchmark", .string("queue")),
             ("jobs_per_sec", .double((Double(summary.completed) / summary.wall.seconds).rounded())),
-            ("jobs", .int(jobs)), ("completed", .int(summary.completed)), ("left_in_queue", .int(left)),
+            ("completed", .int(summary.completed)), ("left_in_queue", .int(left)),
             ("wall_s", .double(summary.wall.seconds)),
             ("wall_incl_startup_s", .double((ContinuousClock.now - started).seconds)),
             ("latency_ms", .object([("p50", .double(summary.p50)), ("p99", .double(summary.p99))])),
-            ("slots", .int(slots)), ("completion_flushers", .int(flushers)),
             ("synchronous_commit", .string(synchronousCommit)),
             ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
         ])
