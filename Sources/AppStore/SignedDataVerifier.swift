@@ -90,6 +90,9 @@ public struct SignedDataVerifier: Sendable {
         }
     }
 
+    /// App Store signing began in the 2010s; anything outside this span is not a real signedDate.
+    static let plausibleDates = Date(timeIntervalSince1970: 946_684_800)...Date(timeIntervalSince1970: 7_258_118_400)
+
     private static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
@@ -117,6 +120,11 @@ public struct SignedDataVerifier: Sendable {
             throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(Self.describe(error))")
         }
         let validationTime = signedDate(payload) ?? now
+        // The date comes from the unverified payload and picks the validation time: keep it to dates a real
+        // payload can carry before it reaches any arithmetic.
+        guard Self.plausibleDates.contains(validationTime) else {
+            throw AppStoreVerificationError(.invalidFormat, "signedDate \(validationTime.timeIntervalSince1970) s is out of range")
+        }
         let leafKey = try cache.leafKey(leaf: chain[0], intermediate: chain[1], at: validationTime)
             ?? validateChain(leaf: chain[0], intermediate: chain[1], at: validationTime, now: now)
         do {

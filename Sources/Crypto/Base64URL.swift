@@ -43,26 +43,64 @@ public enum Base64URL {
         guard input.count % 4 != 1 else {
             throw CryptoError(.invalidEncoding, "base64url text of length \(input.count) is impossible")
         }
-        var out = [UInt8]()
-        out.reserveCapacity(input.count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        let values = Self.values
-        for character in input {
-            let value = values[Int(character)]
-            guard value != 0xff else {
-                throw CryptoError(.invalidEncoding,
-                                  character == UInt8(ascii: "=") ? "base64url must not be padded" : "invalid base64url character")
+        if let decoded = try input.withContiguousStorageIfAvailable({ try decode(buffer: $0) }) { return decoded }
+        return try Array(input).withUnsafeBufferPointer { try decode(buffer: $0) }
+    }
+
+    /// Decodes four characters into three bytes per step; tokens are decoded on every notification.
+    private static func decode(buffer input: UnsafeBufferPointer<UInt8>) throws -> Data {
+        let outputCount = input.count / 4 * 3 + max(0, input.count % 4 - 1)
+        var failure: CryptoError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+            values.withUnsafeBufferPointer { table in
+                var accumulator: UInt32 = 0
+                var out = 0
+                var index = 0
+                let whole = input.count & ~3
+                while index < whole {
+                    let a = table[Int(input[index])], b = table[Int(input[index + 1])]
+                    let c = table[Int(input[index + 2])], d = table[Int(input[index + 3])]
+                    if (a | b | c | d) == 0xff {
+                        failure = invalid(input[index..<(index + 4)])
+                        return
+                    }
+                    accumulator = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    output[out] = UInt8(truncatingIfNeeded: accumulator >> 16)
+                    output[out + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
+                    output[out + 2] = UInt8(truncatingIfNeeded: accumulator)
+                    out += 3
+                    index += 4
+                }
+                accumulator = 0
+                var bits = 0
+                while index < input.count {
+                    let value = table[Int(input[index])]
+                    if value == 0xff {
+                        failure = invalid(input[index...index])
+                        return
+                    }
+                    accumulator = accumulator << 6 | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        output[out] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                        out += 1
+                        accumulator &= (1 << UInt32(bits)) - 1
+                    }
+                    index += 1
+                }
+                if accumulator != 0 { failure = CryptoError(.invalidEncoding, "base64url has non-zero trailing bits") }
+                initialized = out
             }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
-            }
+            if failure != nil { initialized = 0 }
         }
-        guard accumulator == 0 else { throw CryptoError(.invalidEncoding, "base64url has non-zero trailing bits") }
-        return Data(out)
+        if let failure { throw failure }
+        return Data(bytes)
+    }
+
+    private static func invalid(_ characters: Slice<UnsafeBufferPointer<UInt8>>) -> CryptoError {
+        characters.contains(UInt8(ascii: "="))
+            ? CryptoError(.invalidEncoding, "base64url must not be padded")
+            : CryptoError(.invalidEncoding, "invalid base64url character")
     }
 }

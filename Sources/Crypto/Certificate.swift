@@ -149,7 +149,10 @@ public struct TrustStore: Sendable {
             throw CryptoError.openSSL(.internalError, "X509_STORE_CTX_init")
         }
         let parameters = X509_STORE_CTX_get0_param(context)
-        X509_VERIFY_PARAM_set_time(parameters, time_t(date.timeIntervalSince1970.rounded(.down)))
+        guard let seconds = time_t(exactly: date.timeIntervalSince1970.rounded(.down)) else {
+            throw CryptoError(.invalidEncoding, "validation time \(date.timeIntervalSince1970) s is out of range")
+        }
+        X509_VERIFY_PARAM_set_time(parameters, seconds)
         X509_VERIFY_PARAM_set_flags(parameters, UInt(X509_V_FLAG_X509_STRICT))
         guard X509_verify_cert(context) == 1 else {
             let code = X509_STORE_CTX_get_error(context)

@@ -24,21 +24,33 @@ public struct CompactJWS: Sendable {
     public let signingInput: Data
 
     public init(_ token: String, maxLength: Int = defaultMaxLength) throws {
-        let utf8 = token.utf8
-        guard utf8.count <= maxLength else {
-            throw CryptoError(.invalidEncoding, "JWS is \(utf8.count) bytes, more than the \(maxLength) allowed")
+        guard token.utf8.count <= maxLength else {
+            throw CryptoError(.invalidEncoding, "JWS is \(token.utf8.count) bytes, more than the \(maxLength) allowed")
         }
-        let dot = UInt8(ascii: ".")
-        guard let first = utf8.firstIndex(of: dot), let second = utf8[utf8.index(after: first)...].firstIndex(of: dot),
-              !utf8[utf8.index(after: second)...].contains(dot)
-        else {
-            throw CryptoError(.invalidEncoding, "JWS must have 3 dot-separated parts, found \(utf8.count { $0 == dot } + 1)")
+        var text = token
+        let parsed = try text.withUTF8 { bytes in try Self.split(bytes) }
+        (header, payload, signature, signingInput) = parsed
+    }
+
+    /// Splits and decodes the three parts straight from the token's UTF-8 buffer (the dots found with
+    /// memchr): a notification's JWS is 10–15 KB and is parsed once per verification.
+    private static func split(_ bytes: UnsafeBufferPointer<UInt8>) throws
+        -> (JWSHeader, payload: Data, signature: Data, signingInput: Data)
+    {
+        let dot = Int32(UInt8(ascii: "."))
+        func findDot(from start: Int) -> Int? {
+            guard start < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + start, dot, bytes.count - start) else { return nil }
+            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
-        let parts = [utf8[..<first], utf8[utf8.index(after: first)..<second], utf8[utf8.index(after: second)...]]
+        guard let first = findDot(from: 0), let second = findDot(from: first + 1), findDot(from: second + 1) == nil else {
+            throw CryptoError(.invalidEncoding, "JWS must have 3 dot-separated parts, found \(bytes.count { $0 == UInt8(dot) } + 1)")
+        }
+        let parts = [bytes[..<first], bytes[(first + 1)..<second], bytes[(second + 1)...]]
         guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
             throw CryptoError(.invalidEncoding, "JWS has an empty part")
         }
-        let headerBytes: Data
+        let headerBytes: Data, payload: Data, signature: Data
         do {
             headerBytes = try Base64URL.decode(utf8: parts[0])
             payload = try Base64URL.decode(utf8: parts[1])
@@ -46,12 +58,13 @@ public struct CompactJWS: Sendable {
         } catch let error as CryptoError {
             throw CryptoError(.invalidEncoding, "JWS part is not base64url: \(error.reason)")
         }
+        let header: JWSHeader
         do {
             header = try JSONDecoder().decode(JWSHeader.self, from: headerBytes)
         } catch {
             throw CryptoError(.invalidEncoding, "JWS header is not a JSON object of the expected shape")
         }
-        signingInput = Data(utf8[parts[0].startIndex..<parts[1].endIndex])
+        return (header, payload, signature, Data(bytes[..<second]))
     }
 
     /// Checks the signature with `key`, refusing any `alg` other than `algorithm`.

@@ -98,11 +98,12 @@ public struct PushTokenVerifier: Sendable {
         guard authorization.utf8.count <= maxAuthorizationLength else {
             throw PushTokenError(.malformed, "Authorization is \(authorization.utf8.count) bytes, more than the \(maxAuthorizationLength) allowed")
         }
-        let value = authorization.trimmingCharacters(in: .whitespaces)
+        let value = authorization.drop(while: { $0 == " " || $0 == "\t" })
         guard let space = value.firstIndex(of: " "), value[..<space].lowercased() == "bearer" else {
             throw PushTokenError(.malformed, "Authorization is not a Bearer credential")
         }
-        let token = value[space...].drop { $0 == " " }
+        var token = value[space...].drop { $0 == " " }
+        while token.last == " " || token.last == "\t" { token = token.dropLast() }
         // A JWS is ASCII without spaces; checking bytes, not Characters, keeps this off the hot path's profile.
         guard !token.isEmpty, !token.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) else {
             throw PushTokenError(.malformed, "Bearer credential is empty or contains whitespace")

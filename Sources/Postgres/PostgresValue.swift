@@ -106,7 +106,14 @@ extension Data: PostgresEncodable, PostgresDecodable {
 /// `YYYY-MM-DD HH:MM:SS[.ffffff]+00`.
 extension Date: PostgresEncodable, PostgresDecodable {
     public var postgresText: String? {
-        Self.format(micros: Int64((timeIntervalSince1970 * 1_000_000).rounded()))
+        // Beyond what timestamptz can hold (and what Int64 microseconds can count): PostgreSQL's infinities,
+        // never a crash on a date that came from outside.
+        let micros = (timeIntervalSince1970 * 1_000_000).rounded()
+        guard micros.isFinite, abs(micros) < 9.2e18, let exact = Int64(exactly: micros),
+              abs(timeIntervalSince1970) < 9_000_000_000_000 else {
+            return timeIntervalSince1970 < 0 ? "-infinity" : "infinity"
+        }
+        return Self.format(micros: exact)
     }
 
     private static func format(micros: Int64) -> String {

@@ -66,6 +66,15 @@ extension Rejection {
             try Tokens.craft(header: header { _ in }, payload: Payloads.notification(), key: PKIs.foreign.get().leafKey)
         }, .verificationFailure, "signature does not match"),
 
+        // A signedDate no real payload carries (found by fuzzing: it once crashed the time conversion),
+        // rejected before any chain work, signature or not.
+        Rejection("signedDate far in the future", token: {
+            Tokens.replacingPayload(try signed(), with: Data(#"{"notificationType":"TEST","notificationUUID":"u","signedDate":1.7e114}"#.utf8))
+        }, .invalidFormat, "signedDate"),
+        Rejection("signedDate far in the past", token: {
+            try signed(Payloads.notification(signedDate: Date(timeIntervalSince1970: -1e15)))
+        }, .invalidFormat, "signedDate"),
+
         // Header.
         Rejection("alg none", token: {
             try Tokens.craft(header: header { $0["alg"] = "none" }, payload: Payloads.notification())

@@ -126,6 +126,13 @@ struct PostgresValueTests {
         }
     }
 
+    @Test("Dates beyond timestamptz's range are sent as infinities, never trapping", arguments: [
+        (1.7e114, "infinity"), (-1e300, "-infinity"), (9.5e12, "infinity"),
+    ] as [(TimeInterval, String)])
+    func dateOutOfRange(_ seconds: TimeInterval, _ expected: String) {
+        #expect(Date(timeIntervalSince1970: seconds).postgresText == expected)
+    }
+
     @Test("Date decodes server timestamps given in another zone as UTC instants")
     func dateFromOtherZone() async throws {
         try await TestDatabase.with(poolSize: 1) { db in

@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libFuzzer harnesses, kept out of the main package so a plain `swift build` / `swift test` never links them.
+// Build and run with `bash FuzzTesting/run.sh` (it passes `-sanitize=fuzzer,address -parse-as-library`).
+let package = Package(
+    name: "FuzzTesting",
+    dependencies: [.package(name: "StoreSync", path: "..")],
+    targets: [
+        // Declares libFuzzer's LLVMFuzzerRunDriver; the symbol comes from -sanitize=fuzzer at link time.
+        .target(name: "CFuzzSupport"),
+        .executableTarget(name: "FuzzJWS",
+                          dependencies: ["CFuzzSupport", .product(name: "StoreSyncCrypto", package: "StoreSync")],
+                          swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
+    ]
+)

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Bounded libFuzzer run of FuzzJWS (JWS / JSON decoding and App Store signed-data verification).
+#
+#   bash FuzzTesting/run.sh            # from anywhere; FUZZ_SECONDS (default 45) bounds the fuzzing itself
+#                                      # FUZZ_SANITIZERS=fuzzer builds without ASan (default fuzzer,address)
+#
+# Builds the harness with -sanitize=fuzzer,address (falling back to -sanitize=fuzzer alone, with a notice, if
+# that cannot link), fuzzes a temporary copy of corpus/ and exits non-zero on a crash, sanitizer report, leak,
+# OOM (-malloc_limit_mb / -rss_limit_mb) or slow input (-timeout). Inputs that failed are kept in
+# FuzzTesting/.build/fuzz-artifacts/ and printed as base64. The build is incremental, so later runs only fuzz.
+set -euo pipefail
+
+FUZZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SECONDS_BUDGET=${FUZZ_SECONDS:-45}
+SWIFT=$(command -v swift || echo /opt/swift/usr/bin/swift)
+TOOLCHAIN_BIN=$(dirname "$(readlink -f "$SWIFT")")
+BUILD_DIR=$FUZZ_DIR/.build
+ARTIFACTS=$BUILD_DIR/fuzz-artifacts  # not artifacts/: SwiftPM keeps binary targets there
+mkdir -p "$BUILD_DIR"
+
+# ld.gold prints one harmless "Cannot export local symbol '__asan_report_*_asm'" warning per ASan stub.
+quiet() { grep -v "Cannot export local symbol" "$1" | tail -n 40 >&2 || true; }
+
+build() {  # build <log> <extra swift build args...>
+    local log=$1
+    shift
+    "$SWIFT" build --package-path "$FUZZ_DIR" -c debug --product FuzzJWS \
+        -Xswiftc -parse-as-library "$@" >"$log" 2>&1
+}
+
+# FUZZ_SANITIZERS=fuzzer skips ASan; each sanitizer set has its own scratch path so neither rebuilds the other.
+scratch_for() { [[ $1 == fuzzer,address ]] && echo "$BUILD_DIR" || echo "$BUILD_DIR/sanitize-${1//,/-}"; }
+sanitizers=${FUZZ_SANITIZERS:-fuzzer,address}
+if ! build "$BUILD_DIR/build.log" --scratch-path "$(scratch_for "$sanitizers")" -Xswiftc -sanitize="$sanitizers"; then
+    quiet "$BUILD_DIR/build.log"
+    if [[ $sanitizers != fuzzer,address ]]; then
+        echo "fuzz: build failed" >&2
+        exit 1
+    fi
+    echo "fuzz: build with -sanitize=fuzzer,address failed; retrying with -sanitize=fuzzer only (no ASan)" >&2
+    sanitizers=fuzzer
+    if ! build "$BUILD_DIR/build-fuzzer.log" --scratch-path "$(scratch_for "$sanitizers")" -Xswiftc -sanitize=fuzzer; then
+        quiet "$BUILD_DIR/build-fuzzer.log"
+        echo "fuzz: build failed" >&2
+        exit 1
+    fi
+fi
+bin=$("$SWIFT" build --package-path "$FUZZ_DIR" -c debug --scratch-path "$(scratch_for "$sanitizers")" --show-bin-path)/FuzzJWS
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fuzzjws.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus"
+cp "$FUZZ_DIR"/corpus/* "$work/corpus/"
+rm -rf "$ARTIFACTS"
+mkdir -p "$ARTIFACTS"
+
+# The Swift runtime's own backtracer would race libFuzzer's crash handler (and trips ASan doing so).
+export SWIFT_BACKTRACE=enable=no
+if [[ -x $TOOLCHAIN_BIN/llvm-symbolizer ]]; then export ASAN_SYMBOLIZER_PATH=$TOOLCHAIN_BIN/llvm-symbolizer; fi
+
+log=$BUILD_DIR/fuzz.log
+start=$(date +%s.%N)
+rc=0
+"$bin" -max_total_time="$SECONDS_BUDGET" -max_len=16384 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 \
+    -dict="$FUZZ_DIR/jws.dict" -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 "$work/corpus" >"$log" 2>&1 || rc=$?
+elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+if [[ -z $runs ]]; then runs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -n 1); fi
+runs=${runs:-0}
+rate=$(awk -v n="$runs" -v s="$elapsed" 'BEGIN { printf "%d", (s > 0 ? n / s : 0) }')
+
+if ((rc == 0)) && ! grep -q -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log"; then
+    echo "fuzz: $runs executions in $elapsed s ($rate/s, $sanitizers), no crash"
+    exit 0
+fi
+
+# Failure: the sanitizer / libFuzzer report, then each input that triggered it.
+echo "fuzz: FAILED (exit $rc) after $runs executions in $elapsed s ($sanitizers); log: $log" >&2
+# (From the first report line on, minus the Swift runtime's unsymbolized "Current stack trace" frames, since the
+# sanitizer's symbolized stack follows.)
+awk '/^==[0-9]+==|Fatal error: / { p = 1 }
+     p && !/^Current stack trace:$/ && !/^[0-9]+ +[^ ]+ +0x[0-9a-f]+ /' "$log" | head -n 60 >&2
+for artifact in "$ARTIFACTS"/*; do
+    [[ -f $artifact ]] || continue
+    echo "fuzz: input $artifact ($(wc -c <"$artifact") bytes), base64:" >&2
+    base64 -w 0 "$artifact" >&2
+    echo >&2
+done
+exit $((rc == 0 ? 1 : rc))
