@@ -100,18 +100,11 @@ public struct SignedDataVerifier: Sendable {
     }()
 
     private func verified<T: Decodable>(_ jws: String, now: Date, signedDate: (T) -> Date?) throws -> T {
-        let token: CompactJWS
+        let token: JWSParts
         do {
-            token = try CompactJWS(jws)
+            token = try JWSParts(jws)
         } catch let error as CryptoError {
             throw AppStoreVerificationError(.invalidFormat, error.reason)
-        }
-        guard token.header.alg == "ES256" else {
-            throw AppStoreVerificationError(.invalidFormat, "alg must be ES256, got \(token.header.alg ?? "none")")
-        }
-        guard let chain = token.header.x5c else { throw AppStoreVerificationError(.invalidFormat, "x5c header is missing") }
-        guard chain.count == 3 else {
-            throw AppStoreVerificationError(.invalidFormat, "x5c must hold 3 certificates, found \(chain.count)")
         }
         let payload: T
         do {
@@ -125,18 +118,39 @@ public struct SignedDataVerifier: Sendable {
         guard Self.plausibleDates.contains(validationTime) else {
             throw AppStoreVerificationError(.invalidFormat, "signedDate \(validationTime.timeIntervalSince1970) s is out of range")
         }
-        let leafKey = try cache.leafKey(leaf: chain[0], intermediate: chain[1], at: validationTime)
-            ?? validateChain(leaf: chain[0], intermediate: chain[1], at: validationTime, now: now)
+        let leafKey = try cache.leafKey(header: token.encodedHeader, at: validationTime)
+            ?? validateHeader(token, at: validationTime, now: now)
         do {
-            try token.verify(.es256, with: leafKey)
+            try SignatureAlgorithm.es256.verify(token.signature, for: token.signingInput, with: leafKey)
         } catch let error as CryptoError {
             throw AppStoreVerificationError(.verificationFailure, error.reason)
         }
         return payload
     }
 
-    private func validateChain(leaf leafBase64: String, intermediate intermediateBase64: String, at time: Date,
-                               now: Date) throws -> PublicKey {
+    /// The header's checks: ES256, three certificates, and the path they form (see `validateChain`).
+    private func validateHeader(_ token: JWSParts, at time: Date, now: Date) throws -> PublicKey {
+        let header: JWSHeader
+        do {
+            header = try token.decodeHeader()
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(.invalidFormat, error.reason)
+        }
+        guard header.alg == "ES256" else {
+            throw AppStoreVerificationError(.invalidFormat, "alg must be ES256, got \(header.alg ?? "none")")
+        }
+        guard let chain = header.x5c else { throw AppStoreVerificationError(.invalidFormat, "x5c header is missing") }
+        guard chain.count == 3 else {
+            throw AppStoreVerificationError(.invalidFormat, "x5c must hold 3 certificates, found \(chain.count)")
+        }
+        let (key, validity) = try validateChain(leaf: chain[0], intermediate: chain[1], at: time)
+        cache.store(header: token.encodedHeader, leafKey: key, validity: validity, now: now)
+        return key
+    }
+
+    private func validateChain(leaf leafBase64: String, intermediate intermediateBase64: String, at time: Date)
+        throws -> (PublicKey, ClosedRange<Date>)
+    {
         let leaf = try Self.certificate(leafBase64, "leaf")
         let intermediate = try Self.certificate(intermediateBase64, "intermediate")
         let path: ValidatedPath
@@ -171,8 +185,7 @@ public struct SignedDataVerifier: Sendable {
         guard key.kind == .ecP256 else {
             throw AppStoreVerificationError(.verificationFailure, "leaf key is \(key.kind), not EC P-256")
         }
-        cache.store(leaf: leafBase64, intermediate: intermediateBase64, leafKey: key, validity: path.validity, now: now)
-        return key
+        return (key, path.validity)
     }
 
     private static func certificate(_ base64: String, _ role: String) throws -> Certificate {

@@ -9,33 +9,37 @@ public struct JWSHeader: Decodable, Sendable, Equatable {
     public let x5c: [String]?
 }
 
-/// A compact-serialised JWS (`header.payload.signature`), split and decoded but not yet verified.
+/// The three parts of a compact JWS (`header.payload.signature`): payload and signature decoded, the header
+/// kept as its encoded bytes. Size is checked before any decoding, so an oversized token costs nothing but
+/// its length check.
 ///
-/// Size is checked before any decoding, so an oversized token costs nothing but its length check.
-public struct CompactJWS: Sendable {
+/// Keeping the header encoded lets a verifier recognise a header it has already judged (every payload
+/// Apple signs with one leaf carries the same header, certificates included) without decoding it again.
+public struct JWSParts: Sendable {
     /// Tokens longer than this are refused outright (a notification with nested JWS is ~15 KB).
     public static let defaultMaxLength = 64 * 1024
 
-    public let header: JWSHeader
     /// The decoded payload bytes (JSON for every token StoreSync handles).
     public let payload: Data
     public let signature: Data
     /// `base64url(header) "." base64url(payload)`: the bytes the signature covers.
     public let signingInput: Data
+    private let headerLength: Int
+
+    /// The header exactly as it appears in the token (base64url text).
+    public var encodedHeader: Data { signingInput.prefix(headerLength) }
 
     public init(_ token: String, maxLength: Int = defaultMaxLength) throws {
         guard token.utf8.count <= maxLength else {
             throw CryptoError(.invalidEncoding, "JWS is \(token.utf8.count) bytes, more than the \(maxLength) allowed")
         }
         var text = token
-        let parsed = try text.withUTF8 { bytes in try Self.split(bytes) }
-        (header, payload, signature, signingInput) = parsed
+        (payload, signature, signingInput, headerLength) = try text.withUTF8 { bytes in try Self.split(bytes) }
     }
 
-    /// Splits and decodes the three parts straight from the token's UTF-8 buffer (the dots found with
-    /// memchr): a notification's JWS is 10–15 KB and is parsed once per verification.
+    /// Splits the token's UTF-8 buffer at its two dots (found with memchr) and decodes payload and signature.
     private static func split(_ bytes: UnsafeBufferPointer<UInt8>) throws
-        -> (JWSHeader, payload: Data, signature: Data, signingInput: Data)
+        -> (payload: Data, signature: Data, signingInput: Data, headerLength: Int)
     {
         let dot = Int32(UInt8(ascii: "."))
         func findDot(from start: Int) -> Int? {
@@ -46,25 +50,49 @@ public struct CompactJWS: Sendable {
         guard let first = findDot(from: 0), let second = findDot(from: first + 1), findDot(from: second + 1) == nil else {
             throw CryptoError(.invalidEncoding, "JWS must have 3 dot-separated parts, found \(bytes.count { $0 == UInt8(dot) } + 1)")
         }
-        let parts = [bytes[..<first], bytes[(first + 1)..<second], bytes[(second + 1)...]]
-        guard !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
+        guard first > 0, second > first + 1, second + 1 < bytes.count else {
             throw CryptoError(.invalidEncoding, "JWS has an empty part")
         }
-        let headerBytes: Data, payload: Data, signature: Data
         do {
-            headerBytes = try Base64URL.decode(utf8: parts[0])
-            payload = try Base64URL.decode(utf8: parts[1])
-            signature = try Base64URL.decode(utf8: parts[2])
+            return (try Base64URL.decode(utf8: bytes[(first + 1)..<second]), try Base64URL.decode(utf8: bytes[(second + 1)...]),
+                    Data(bytes[..<second]), first)
         } catch let error as CryptoError {
             throw CryptoError(.invalidEncoding, "JWS part is not base64url: \(error.reason)")
         }
-        let header: JWSHeader
+    }
+
+    /// Decodes the header: base64url, then JSON of the expected shape.
+    public func decodeHeader() throws -> JWSHeader {
+        let bytes: Data
         do {
-            header = try JSONDecoder().decode(JWSHeader.self, from: headerBytes)
+            bytes = try Base64URL.decode(utf8: encodedHeader)
+        } catch let error as CryptoError {
+            throw CryptoError(.invalidEncoding, "JWS part is not base64url: \(error.reason)")
+        }
+        do {
+            return try JSONDecoder().decode(JWSHeader.self, from: bytes)
         } catch {
             throw CryptoError(.invalidEncoding, "JWS header is not a JSON object of the expected shape")
         }
-        return (header, payload, signature, Data(bytes[..<second]))
+    }
+}
+
+/// A compact-serialised JWS with its header decoded, not yet verified.
+public struct CompactJWS: Sendable {
+    public static let defaultMaxLength = JWSParts.defaultMaxLength
+
+    public let header: JWSHeader
+    public let parts: JWSParts
+
+    /// The decoded payload bytes (JSON for every token StoreSync handles).
+    public var payload: Data { parts.payload }
+    public var signature: Data { parts.signature }
+    /// `base64url(header) "." base64url(payload)`: the bytes the signature covers.
+    public var signingInput: Data { parts.signingInput }
+
+    public init(_ token: String, maxLength: Int = defaultMaxLength) throws {
+        parts = try JWSParts(token, maxLength: maxLength)
+        header = try parts.decodeHeader()
     }
 
     /// Checks the signature with `key`, refusing any `alg` other than `algorithm`.

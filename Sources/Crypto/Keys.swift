@@ -23,11 +23,17 @@ public enum KeyKind: Sendable, Equatable, CustomStringConvertible {
 /// objects are thread-safe as long as nothing modifies them).
 final class KeyHandle: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Read once: OpenSSL answers it with name lookups, and every signature check asks.
+    let kind: KeyKind
 
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    init(_ pointer: OpaquePointer) {
+        self.pointer = pointer
+        kind = Self.kind(of: pointer)
+    }
+
     deinit { EVP_PKEY_free(pointer) }
 
-    var kind: KeyKind {
+    private static func kind(of pointer: OpaquePointer) -> KeyKind {
         if EVP_PKEY_is_a(pointer, "RSA") == 1 { return .rsa(bits: Int(EVP_PKEY_get_bits(pointer))) }
         if EVP_PKEY_is_a(pointer, "EC") == 1 {
             var name = [CChar](repeating: 0, count: 64)
