@@ -15,7 +15,7 @@ protocol Command: Sendable {
 public enum StoreSyncCLI {
     static let commands: [any Command.Type] = [
         MigrateCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
-        VerifyCommand.self, BenchCommand.self,
+        AccountsCommand.self, VerifyCommand.self, BenchCommand.self,
     ]
 
     static var usage: String {

@@ -25,5 +25,6 @@ extension Migration {
     /// Every migration this build knows, in order. A test checks this list against `sql/`.
     public static let all: [Migration] = [
         Migration(version: 1, name: "queue", bytes: PackageResources.V0001__queue_sql),
+        Migration(version: 2, name: "accounts", bytes: PackageResources.V0002__accounts_sql),
     ]
 }

@@ -96,6 +96,11 @@ public final class Worker: Sendable {
                     failures.recordSuccess()
                     backlog = leased.count == free
                     let leasedAt = ContinuousClock.now
+                    if let observer {
+                        for (kind, jobs) in Dictionary(grouping: leased, by: \.kind) {
+                            observer.jobsLeased(kind: kind, count: jobs.count)
+                        }
+                    }
                     for job in leased {
                         state.withLock { _ = $0.inFlight.insert(job.lease) }
                         jobs.addTask { await self.process(job, leasedAt: leasedAt, completer: completer) }

@@ -28,6 +28,9 @@ import Testing
         (["dead-letters", "show", "abc"], "not a job id: \"abc\""),
         (["dead-letters", "explode"], "unknown action \"explode\""),
         (["bench", "queue"], "--jobs N is required"),
+        (["accounts", "add", "--host", "bad host!"], "--host must be a host name"),
+        (["accounts", "add"], "--host is required"),
+        (["verify", "apple", "--bundle-id", "b", "--environment", "Staging"], "--environment must be Production or Sandbox"),
     ])
     func badArgumentsExitTwoWithAReason(arguments: [String], message: String) async throws {
         let resolved = arguments.map { $0 == "PAYLOAD" ? Self.payloadFile : $0 }
@@ -54,7 +57,7 @@ import Testing
     }
 
     @Test func helpIsAvailableForEveryCommand() async throws {
-        for command in ["migrate", "work", "enqueue", "status", "dead-letters", "bench"] {
+        for command in ["migrate", "work", "enqueue", "status", "dead-letters", "accounts", "verify", "bench"] {
             let result = try await ChildProcess.run("storesync", [command, "--help"])
             #expect(result.status == 0)
             #expect(result.stdout.contains("usage: storesync \(command)"))
@@ -100,6 +103,22 @@ import Testing
             let missing = try await ChildProcess.run("storesync", ["dead-letters", "discard", "424242"], environment: env)
             #expect(missing.status == 1)
             #expect(missing.stdout.contains("424242: no such dead letter"))
+        }
+    }
+
+    @Test func accountsAreAddedOnceAndListed() async throws {
+        try await TestDatabase.with { database in
+            let env = ["DATABASE_URL": database.url]
+            let added = try await ChildProcess.run("storesync", ["accounts", "add", "--host", "Billing.Example.com",
+                                                                 "--name", "Example"], environment: env)
+            #expect(added.status == 0, "\(added.stderr)")
+            #expect(added.stdout.contains("added for billing.example.com"))
+            let again = try await ChildProcess.run("storesync", ["accounts", "add", "--host", "billing.example.com"],
+                                                   environment: env)
+            #expect(again.status == 1)
+            #expect(again.stderr.contains("already exists"))
+            let list = try await ChildProcess.run("storesync", ["accounts", "list", "--json"], environment: env)
+            #expect(list.stdout.contains("\"host\":\"billing.example.com\",\"name\":\"Example\""))
         }
     }
 }

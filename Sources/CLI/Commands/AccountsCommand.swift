@@ -1,0 +1,67 @@
+import Foundation
+import Postgres
+
+struct AccountsCommand: Command {
+    static let name = "accounts"
+    static let summary = "add or list SubscriptionFlow accounts (tenants), found by their webhook host"
+    static let usage = """
+        usage: storesync accounts add --host H [--name N] [--json]
+               storesync accounts list [--json]
+
+        An account is found by the Host header its store notifications arrive on: webhooks for a host
+        with no account get 404 and are not stored. H is a host name without port, e.g.
+        billing.example.com (stored lowercase).
+        """
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        switch arguments.positional() {
+        case "add"?:
+            guard let given = try arguments.option("--host") else { throw UsageError("--host is required") }
+            let name = try arguments.option("--name") ?? ""
+            try arguments.finish()
+            guard given.utf8.count <= 253, !given.isEmpty,
+                  given.lowercased().utf8.allSatisfy({ $0 == 0x2e || $0 == 0x2d || (0x30...0x39).contains($0) || (0x61...0x7a).contains($0) })
+            else { throw UsageError("--host must be a host name (letters, digits, dots, hyphens), got \(given.debugDescription)") }
+            guard name.count <= 200 else { throw UsageError("--name must be at most 200 characters") }
+            let host = given.lowercased()
+            let id = try await environment.withPool { pool in
+                try await pool.query("""
+                    INSERT INTO accounts (host, name) VALUES ($1, $2)
+                    ON CONFLICT (host) DO NOTHING RETURNING id
+                    """, [host, name]).first.map { try $0.decode(0, as: Int64.self) }
+            }
+            guard let id else {
+                FileHandle.standardError.write(Data("storesync accounts: an account for \(host) already exists\n".utf8))
+                return 1
+            }
+            Output.print(json ? Output.Value.object([("id", .int(Int(id))), ("host", .string(host))]).text
+                              : "account \(id) added for \(host)")
+            return 0
+        case "list"?:
+            try arguments.finish()
+            let rows = try await environment.withPool { pool in
+                try await pool.query("SELECT id, host, name, created_at FROM accounts ORDER BY id")
+            }
+            let accounts = try rows.map { row in
+                (id: try row.decode(0, as: Int64.self), host: try row.decode(1, as: String.self),
+                 name: try row.decode(2, as: String.self), created: try row.decode(3, as: Date.self))
+            }
+            if json {
+                Output.print(Output.Value.array(accounts.map {
+                    .object([("id", .int(Int($0.id))), ("host", .string($0.host)), ("name", .string($0.name)),
+                             ("created_at", .string(Output.iso($0.created)))])
+                }).text)
+            } else {
+                Output.print(accounts.isEmpty ? "no accounts" : Output.table(
+                    ["ID", "HOST", "NAME", "CREATED"],
+                    accounts.map { [String($0.id), $0.host, $0.name, Output.iso($0.created)] }))
+            }
+            return 0
+        case let other?:
+            throw UsageError("unknown action \(other.debugDescription); say add or list")
+        case nil:
+            throw UsageError("say add or list")
+        }
+    }
+}
