@@ -9,12 +9,17 @@ public struct PostgresConfiguration: Sendable {
     /// How long a caller waits for a free connection before failing with `poolTimeout`.
     public var acquireTimeout: Duration
     public var applicationName: String
+    /// Server-side limit per statement, so a stalled database fails a caller in bounded time (the webhook
+    /// endpoints answer 503 rather than hang); nil keeps the server's default.
+    public var statementTimeout: Duration?
 
-    public init(url: String, poolSize: Int = 4, acquireTimeout: Duration = .seconds(10), applicationName: String = "storesync") {
+    public init(url: String, poolSize: Int = 4, acquireTimeout: Duration = .seconds(10), applicationName: String = "storesync",
+                statementTimeout: Duration? = nil) {
         self.url = url
         self.poolSize = poolSize
         self.acquireTimeout = acquireTimeout
         self.applicationName = applicationName
+        self.statementTimeout = statementTimeout
     }
 }
 
@@ -94,6 +99,9 @@ public actor PostgresPool {
             }
             let connection = try await PostgresConnection.connect(
                 url: configuration.url, applicationName: configuration.applicationName)
+            if let timeout = configuration.statementTimeout {
+                try await connection.query("SELECT set_config('statement_timeout', $1, false)", [String(timeout.milliseconds)])
+            }
             backoff.recordSuccess()
             retryNotBefore = nil
             return connection
@@ -104,8 +112,7 @@ public actor PostgresPool {
                 retryNotBefore = .now + delay
                 lastConnectError = error
                 logger.warning("database connection failed", [
-                    "error": .string(error.message), "retry_in_ms": .int(Int(delay.components.seconds * 1000
-                        + delay.components.attoseconds / 1_000_000_000_000_000)),
+                    "error": .string(error.message), "retry_in_ms": .int(Int(delay.milliseconds)),
                 ])
             }
             throw error

@@ -37,15 +37,3 @@ public struct RetryPolicy: Sendable {
         return delay(afterAttempt: attempt, retryAfter: retryAfter, using: &generator)
     }
 }
-
-extension Duration {
-    /// Seconds as a floating-point number, for arithmetic with dates.
-    public var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-
-    /// Whole milliseconds, rounded toward zero — what the queue's SQL takes for intervals.
-    public var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
-}
