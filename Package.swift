@@ -27,13 +27,15 @@ let package = Package(
         system("CMicroHTTPD", "libmicrohttpd", "libmicrohttpd-dev"),
         system("CSystemd", "libsystemd", "libsystemd-dev"),
         // Wrappers for variadic functions and macros the Swift importer drops.
-        .target(name: "CStoreSyncShims", dependencies: ["COpenSSL"], cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "CStoreSyncShims", dependencies: ["COpenSSL", "CCurl", "CMicroHTTPD"],
+                cSettings: [.define("_GNU_SOURCE")]),
 
         // Adapters: the only modules that import C.
         .target(name: "Postgres", dependencies: ["CPostgres", "CStoreSyncShims", "Logging"], swiftSettings: strict),
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strict),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CStoreSyncShims"], swiftSettings: strict),
-        .target(name: "GooglePlay", dependencies: ["Crypto"], swiftSettings: strict),
+        .target(name: "HTTP", dependencies: ["CCurl", "CMicroHTTPD", "CStoreSyncShims", "Logging"],
+                swiftSettings: strict),
 
         // Shared plumbing with no C and no I/O beyond stderr.
         .target(name: "Logging", swiftSettings: strict),
@@ -44,13 +46,17 @@ let package = Package(
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto"], resources: [.embedInCode("AppleRootCA-G3.cer")],
                 swiftSettings: strict),
+        .target(name: "GooglePlay", dependencies: ["Crypto"], swiftSettings: strict),
 
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
+        .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
+        .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
+                swiftSettings: strict),
 
         // Faces.
         .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
-                                            "Crypto", "GooglePlay"],
+                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
@@ -63,7 +69,10 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
                                                       "storesync", "storesync-testworker"],

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # StoreSync developer and CI entry point.
 #
-#   deploy/dev.sh run  [storesync args…]   release build, migrate, then `storesync work` in the
-#                                          foreground; Ctrl-C stops the daemon, then PostgreSQL
+#   deploy/dev.sh run  [work args…]        release build, migrate, then `storesync serve` and
+#                                          `storesync work` in the foreground; Ctrl-C stops both,
+#                                          then PostgreSQL
 #   deploy/dev.sh test [swift test args…]  debug build (warnings are errors), a migrated template
 #                                          database, then `swift test`; exits with its code
 #   deploy/dev.sh pg-start | pg-stop       start or stop the embedded PostgreSQL by hand
@@ -23,7 +24,7 @@ PACKAGES=(postgresql libpq-dev libssl-dev libcurl4-openssl-dev libmicrohttpd-dev
 FALLBACK_STATE=/var/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
 
 STARTED_PG=0                     # 1 once this invocation started the embedded server
-DAEMON_PID=
+DAEMON_PIDS=()
 
 die() { echo "dev.sh: $*" >&2; exit 1; }
 note() { echo "dev.sh: $*" >&2; }
@@ -196,9 +197,9 @@ ensure_database() {
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    if [[ -n $DAEMON_PID ]] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-        kill -TERM "$DAEMON_PID" 2>/dev/null || true
-        wait "$DAEMON_PID" 2>/dev/null || true
+    if ((${#DAEMON_PIDS[@]})); then
+        kill -TERM "${DAEMON_PIDS[@]}" 2>/dev/null || true
+        wait "${DAEMON_PIDS[@]}" 2>/dev/null || true
     fi
     if ((STARTED_PG)); then
         stop_pg || true
@@ -228,25 +229,27 @@ SQL
     export STORESYNC_TEST_TEMPLATE=$TEMPLATE_DB
 }
 
-# `run`: release build, migrate, then the daemon in the foreground until it exits or Ctrl-C.
+# `run`: release build, migrate, then the webhook endpoints (`serve`) and a worker (`work`) in the
+# foreground until one of them exits or Ctrl-C; extra arguments go to `work`.
 cmd_run() {
     swift build --package-path "$ROOT" -c release --product storesync -Xswiftc -warnings-as-errors
     local bin=$ROOT/.build/release/storesync
     ensure_database
     "$bin" migrate
     # In the background so this shell can forward signals and then stop PostgreSQL. Background
-    # jobs of a script ignore SIGINT, so the daemon is always sent SIGTERM.
+    # jobs of a script ignore SIGINT, so the daemons are always sent SIGTERM.
+    "$bin" serve --listen "${STORESYNC_LISTEN:-127.0.0.1:8080}" &
+    DAEMON_PIDS+=($!)
     "$bin" work "$@" &
-    DAEMON_PID=$!
-    trap 'kill -TERM "$DAEMON_PID" 2>/dev/null || true' INT TERM
-    local rc
-    while :; do
-        rc=0
-        wait "$DAEMON_PID" || rc=$?
-        # Over 128 with the daemon still alive: a forwarded signal interrupted the wait.
-        if ((rc <= 128)) || ! kill -0 "$DAEMON_PID" 2>/dev/null; then break; fi
-    done
-    DAEMON_PID=
+    DAEMON_PIDS+=($!)
+    trap 'kill -TERM "${DAEMON_PIDS[@]}" 2>/dev/null || true' INT TERM
+    local rc=0
+    wait -n "${DAEMON_PIDS[@]}" || rc=$?
+    # One daemon ended (or a signal arrived): stop the other too and wait for both.
+    kill -TERM "${DAEMON_PIDS[@]}" 2>/dev/null || true
+    local pid
+    for pid in "${DAEMON_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    DAEMON_PIDS=()
     return "$rc"
 }
 

@@ -8,35 +8,47 @@ CREATE TABLE accounts (
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 
--- What the ingestion endpoints call: stores one notification as a job for the account that owns `p_host`,
--- in ONE statement (no account, no row: the caller answers 404), and wakes idle workers. Returns the job id,
--- or NULL for an unknown host. The job's payload records the account and when the request arrived; the body
--- is kept byte for byte in `raw` because its signature must be verified on exactly what the store sent.
+-- What the ingestion endpoints call: stores a batch of notifications, each as a job for the account that owns
+-- its host, in ONE statement and so one commit (no account, no row: the caller answers 404), and wakes idle
+-- workers. Returns, for each input position (1-based), the new job's id, or NULL for an unknown host. The
+-- job's payload records the account and when the request arrived; the body is kept byte for byte in `raw`
+-- because its signature must be verified on exactly what the store sent.
 CREATE FUNCTION storesync_ingest(
-    p_host        text,
-    p_kind        text,
-    p_raw         bytea,
-    p_headers     jsonb,
-    p_received_at timestamptz
-) RETURNS bigint
+    p_hosts       text[],
+    p_kinds       text[],
+    p_raws        bytea[],
+    p_headers     jsonb[],
+    p_received_at timestamptz[]
+) RETURNS TABLE (ordinal bigint, job_id bigint)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, public
 AS $$
 DECLARE
+    item record;
     new_id bigint;
+    stored boolean := false;
 BEGIN
-    INSERT INTO public.jobs (kind, payload, raw, headers)
-    SELECT p_kind, jsonb_build_object('account_id', a.id, 'received_at', p_received_at), p_raw, p_headers
-    FROM public.accounts a WHERE a.host = p_host
-    RETURNING id INTO new_id;
-    IF new_id IS NOT NULL THEN
-        PERFORM pg_notify('storesync_jobs', p_kind);
+    FOR item IN
+        SELECT * FROM unnest(p_hosts, p_kinds, p_raws, p_headers, p_received_at)
+                      WITH ORDINALITY AS i(host, kind, raw, headers, received_at, position)
+    LOOP
+        new_id := NULL;
+        INSERT INTO public.jobs (kind, payload, raw, headers)
+        SELECT item.kind, jsonb_build_object('account_id', a.id, 'received_at', item.received_at), item.raw, item.headers
+        FROM public.accounts a WHERE a.host = item.host
+        RETURNING id INTO new_id;
+        stored := stored OR new_id IS NOT NULL;
+        ordinal := item.position;
+        job_id := new_id;
+        RETURN NEXT;
+    END LOOP;
+    IF stored THEN
+        PERFORM pg_notify('storesync_jobs', 'ingest');
     END IF;
-    RETURN new_id;
 END
 $$;
 
-REVOKE ALL ON FUNCTION storesync_ingest(text, text, bytea, jsonb, timestamptz) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION storesync_ingest(text, text, bytea, jsonb, timestamptz) TO storesync_ingest;
+REVOKE ALL ON FUNCTION storesync_ingest(text[], text[], bytea[], jsonb[], timestamptz[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION storesync_ingest(text[], text[], bytea[], jsonb[], timestamptz[]) TO storesync_ingest;
 GRANT SELECT ON accounts TO storesync_worker, storesync_ingest;

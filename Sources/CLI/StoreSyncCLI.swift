@@ -14,7 +14,7 @@ protocol Command: Sendable {
 /// The `storesync` command line.
 public enum StoreSyncCLI {
     static let commands: [any Command.Type] = [
-        MigrateCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
+        MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
         AccountsCommand.self, VerifyCommand.self, BenchCommand.self,
     ]
 

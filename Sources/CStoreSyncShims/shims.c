@@ -1,4 +1,5 @@
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include "storesync_shims.h"
 
@@ -43,4 +44,75 @@ EVP_PKEY *storesync_rsa_generate(unsigned int bits) {
 
 void storesync_x509v3_set_ctx_nodb(X509V3_CTX *ctx) {
     X509V3_set_ctx_nodb(ctx);
+}
+
+CURLcode storesync_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode storesync_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode storesync_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+
+CURLcode storesync_curl_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_write_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+
+CURLcode storesync_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+CURLcode storesync_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+CURLMcode storesync_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+/// MHD's logger gets a printf format; format it here, where va_list is at home.
+static void storesync_mhd_log(void *cls, const char *format, va_list arguments) {
+    const struct storesync_mhd_options *options = cls;
+    char message[512];
+    vsnprintf(message, sizeof(message), format, arguments);
+    size_t length = strlen(message);
+    while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) {
+        message[--length] = '\0';
+    }
+    options->error_logger(options->context, message);
+}
+
+struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options *options) {
+    void *context = options->context;
+    if (options->tls_certificate_pem != NULL && options->tls_key_pem != NULL) {
+        return MHD_start_daemon(options->flags, 0, NULL, NULL, options->access_handler, context,
+                                MHD_OPTION_SOCK_ADDR, options->address,
+                                MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
+                                MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
+                                MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
+                                MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,
+                                MHD_OPTION_URI_LOG_CALLBACK, options->uri_logger, context,
+                                MHD_OPTION_EXTERNAL_LOGGER, storesync_mhd_log, (void *)options,
+                                MHD_OPTION_HTTPS_MEM_CERT, options->tls_certificate_pem,
+                                MHD_OPTION_HTTPS_MEM_KEY, options->tls_key_pem,
+                                MHD_OPTION_END);
+    }
+    return MHD_start_daemon(options->flags, 0, NULL, NULL, options->access_handler, context,
+                            MHD_OPTION_SOCK_ADDR, options->address,
+                            MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
+                            MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
+                            MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
+                            MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,
+                            MHD_OPTION_URI_LOG_CALLBACK, options->uri_logger, context,
+                            MHD_OPTION_EXTERNAL_LOGGER, storesync_mhd_log, (void *)options,
+                            MHD_OPTION_END);
+}
+
+uint16_t storesync_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
 }

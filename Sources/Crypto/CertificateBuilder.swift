@@ -13,6 +13,9 @@ public struct CertificateBuilder: Sendable {
     public var isCertificateAuthority = false
     /// Dotted OIDs added as non-critical extensions with an ASN.1 NULL value (presence is what counts).
     public var markerExtensions: [String] = []
+    /// subjectAltName entries in OpenSSL's notation (`"DNS:localhost"`, `"IP:127.0.0.1"`): TLS clients match
+    /// the host name against these, not the common name. Empty adds no extension.
+    public var subjectAltNames: [String] = []
 
     public init(commonName: String, notBefore: Date, notAfter: Date) {
         self.commonName = commonName
@@ -54,6 +57,7 @@ public struct CertificateBuilder: Sendable {
             (NID_subject_key_identifier, "hash"),
         ]
         if issuer != nil || !isCertificateAuthority { extensions.append((NID_authority_key_identifier, "keyid:always")) }
+        if !subjectAltNames.isEmpty { extensions.append((NID_subject_alt_name, subjectAltNames.joined(separator: ","))) }
         for (nid, value) in extensions {
             guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
                 throw CryptoError.openSSL(.internalError, "cannot build extension \(nid)")

@@ -58,13 +58,13 @@ public final class Worker: Sendable {
         let background = startBackgroundTasks()
         await withDiscardingTaskGroup { group in
             for _ in 0..<max(1, configuration.completionFlushers) {
-                group.addTask { await completer.runFlusher() }
+                group.addTask { await completer.commits.runFlusher() }
             }
             await withDiscardingTaskGroup { jobs in
                 await fetchLoop(jobs: &jobs, completer: completer)
                 await drain(jobs: &jobs)
             }
-            await completer.close()
+            await completer.commits.close()
         }
         background.forEach { $0.cancel() }
         logger.info("worker stopped")

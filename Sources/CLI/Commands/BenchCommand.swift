@@ -11,6 +11,7 @@ struct BenchCommand: Command {
     static let usage = """
         usage: storesync bench queue --jobs N [--slots S] [--flushers F] [--repeat R]
                storesync bench verify [--seconds S]
+               storesync bench ingest [--requests N] [--connections C]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -19,7 +20,11 @@ struct BenchCommand: Command {
                 (../shared/bench/queue-peers.sh makes one).
         verify  Verifications per second on one core, each for S seconds (default 3): Apple notifications
                 (signed like the App Store's, nested JWS included) with a warm chain cache and with the cache
-                disabled, and Pub/Sub push tokens (RS256) with Google's keys cached. Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
+                disabled, and Pub/Sub push tokens (RS256) with Google's keys cached.
+        ingest  Drives the webhook endpoint (in this process, on a free loopback port) with N requests over C
+                concurrent connections (defaults 20000 and 64) of StoreSync's own libcurl client; prints
+                accepted requests per second and p50/p99 latency to a committed job. Needs a migrated,
+                throwaway database (the jobs stay). Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
                 physical limit) run right after it.
         """
 
@@ -27,8 +32,9 @@ struct BenchCommand: Command {
         switch arguments.positional() {
         case "queue"?: return try await queue(&arguments, environment: environment)
         case "verify"?: return try await VerifyBenchmark.run(&arguments)
-        case let other?: throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify")
-        case nil: throw UsageError("say what to benchmark: queue or verify")
+        case "ingest"?: return try await IngestBenchmark.run(&arguments, environment: environment)
+        case let other?: throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest")
+        case nil: throw UsageError("say what to benchmark: queue, verify or ingest")
         }
     }
 

@@ -1,4 +1,8 @@
+import HTTP
+import Logging
+import Metrics
 import Migrations
+import Operations
 import Postgres
 import Queue
 import Systemd
@@ -9,6 +13,7 @@ struct WorkCommand: Command {
     static let summary = "run a worker process: lease jobs, run them, record outcomes (scale by starting more)"
     static let usage = """
         usage: storesync work [--concurrency N] [--poll-interval D] [--lease-duration D] [--grace-period D]
+                              [--metrics-listen HOST:PORT|off]
 
         Leases due jobs from PostgreSQL and runs them until SIGTERM or SIGINT, then stops leasing, lets
         in-flight jobs finish within the grace period and releases the rest. Refuses to start when the
@@ -18,6 +23,8 @@ struct WorkCommand: Command {
           --poll-interval D    idle re-check when no NOTIFY arrives      env STORESYNC_POLL_INTERVAL default 1s
           --lease-duration D   lease length; heartbeats renew it         env STORESYNC_LEASE_DURATION default 60s
           --grace-period D     time to finish in-flight jobs on stop     env STORESYNC_GRACE_PERIOD  default 30s
+          --metrics-listen     /metrics, /healthz, /readyz               env STORESYNC_METRICS_LISTEN
+                                                                         default 127.0.0.1:9464
 
         Durations: 500ms, 30s, 5m, 2h. Database connections per process: STORESYNC_DB_POOL_SIZE (default 6)
         plus one for LISTEN.
@@ -44,6 +51,9 @@ struct WorkCommand: Command {
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
         var configuration = try configuration(&arguments, environment: environment)
+        let metricsListen = try arguments.option("--metrics-listen") ?? environment.string("STORESYNC_METRICS_LISTEN")
+            ?? "127.0.0.1:9464"
+        let listen = metricsListen == "off" ? nil : try Listen(metricsListen, "--metrics-listen")
         try arguments.finish()
         let postgres = try environment.postgres(defaultSize: 6, applicationName: "storesync-work")
         let pool = PostgresPool(postgres)
@@ -53,7 +63,19 @@ struct WorkCommand: Command {
         registry.register(PurgeHandler.kind, PurgeHandler())
         configuration.schedules = [PurgeHandler.schedule]
 
-        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: postgres.url)
+        let metrics = MetricsRegistry()
+        let observer = WorkerMetrics(registry: metrics)
+        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: postgres.url,
+                            observer: observer)
+        var server: HTTPServer?
+        if let listen {
+            var router = HTTPRouter()
+            OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
+            server = try HTTPServer(configuration: listen.serverConfiguration, router: router)
+            Logger(component: "work").info("metrics listening", ["host": .string(listen.host),
+                                                                 "port": .int(Int(server?.port ?? 0))])
+        }
+        let sampler = Task { await observer.sampleQueue(pool: pool, every: .seconds(15)) }
         let signals = TerminationSignals {
             ServiceNotifier.stopping()
             worker.stop()
@@ -61,6 +83,8 @@ struct WorkCommand: Command {
         ServiceNotifier.ready()
         await worker.run()
         signals.cancel()
+        sampler.cancel()
+        await server?.stop(grace: .seconds(2))
         await pool.close()
         return 0
     }

@@ -30,4 +30,49 @@ EVP_PKEY *storesync_rsa_generate(unsigned int bits);
 /// X509V3_set_ctx_nodb is a macro.
 void storesync_x509v3_set_ctx_nodb(X509V3_CTX *ctx);
 
+
+#include <curl/curl.h>
+
+/// curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are variadic; one typed wrapper per argument type.
+CURLcode storesync_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode storesync_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode storesync_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode storesync_curl_easy_setopt_write_callback(CURL *handle, CURLoption option, curl_write_callback callback);
+CURLcode storesync_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode storesync_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+CURLMcode storesync_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// Everything MHD_start_daemon (variadic) is given. The daemon keeps pointers into this struct and into
+/// the TLS strings: the caller keeps all of them alive until MHD_stop_daemon has returned.
+struct storesync_mhd_options {
+    unsigned int flags;
+    /// The address to bind; only read while the daemon starts.
+    const struct sockaddr *address;
+    unsigned int connection_timeout_seconds;
+    unsigned int connection_limit;
+    /// PEM certificate and key; both NULL for plain HTTP.
+    const char *tls_certificate_pem;
+    const char *tls_key_pem;
+    MHD_AccessHandlerCallback access_handler;
+    MHD_RequestCompletedCallback request_completed;
+    MHD_NotifyConnectionCallback connection_notify;
+    void *(*uri_logger)(void *context, const char *uri, struct MHD_Connection *connection);
+    /// Receives each of the daemon's error messages, already formatted (MHD hands out printf formats).
+    void (*error_logger)(void *context, const char *message);
+    /// Passed to every callback above.
+    void *context;
+};
+
+struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options *options);
+
+/// The port the daemon is bound to (MHD_get_daemon_info is variadic); 0 if unknown.
+uint16_t storesync_mhd_bound_port(struct MHD_Daemon *daemon);
+
 #endif

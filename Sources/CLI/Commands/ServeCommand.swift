@@ -1,0 +1,95 @@
+import Foundation
+import HTTP
+import Ingest
+import Logging
+import Metrics
+import Migrations
+import Operations
+import Postgres
+import Systemd
+
+struct ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "run the webhook endpoints: store each store notification as a job, answer 200 once committed"
+    static let usage = """
+        usage: storesync serve [--listen HOST:PORT] [--grace-period D]
+
+        Serves POST /webhook/apple and POST /webhook/google-play for every account (found by the Host
+        header), plus GET /healthz, /readyz and /metrics. Bodies over 64 KiB get 413; bodies that are not JSON
+        of the store's outer shape get 400; an unknown host gets 404; a database that is down or slow gets 503
+        within a few seconds (the stores retry). On SIGTERM or SIGINT it stops accepting connections and
+        finishes the requests in flight.
+
+          --listen HOST:PORT   env STORESYNC_LISTEN        default 0.0.0.0:8080 (port 0 picks a free port)
+          --grace-period D     env STORESYNC_GRACE_PERIOD  default 10s
+        """
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        let listen = try Listen(try arguments.option("--listen") ?? environment.string("STORESYNC_LISTEN") ?? "0.0.0.0:8080",
+                                "--listen")
+        let grace = try Parse.duration(try arguments.option("--grace-period") ?? environment.string("STORESYNC_GRACE_PERIOD")
+                                           ?? "10s", "grace period", range: .zero...(.seconds(600)))
+        try arguments.finish()
+        var postgres = try environment.postgres(defaultSize: 8, applicationName: "storesync-serve")
+        postgres.acquireTimeout = .seconds(2)
+        postgres.statementTimeout = .seconds(3)
+        let pool = PostgresPool(postgres)
+        try await pool.withConnection { try await Migrator().requireCurrent($0) }
+
+        let metrics = MetricsRegistry()
+        var router = HTTPRouter()
+        let ingest = IngestService(pool: pool, metrics: metrics)
+        ingest.install(into: &router)
+        let commits = Task { await ingest.run() }
+        OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
+        let server = try HTTPServer(configuration: listen.serverConfiguration, router: router)
+        let logger = Logger(component: "serve")
+        logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port))])
+
+        await waitForTermination {
+            ServiceNotifier.ready()
+        }
+        ServiceNotifier.stopping()
+        logger.info("stopping: finishing requests in flight", ["grace_ms": .int(Int(grace.milliseconds))])
+        await server.stop(grace: grace)
+        await ingest.close()
+        await commits.value
+        await pool.close()
+        logger.info("stopped")
+        return 0
+    }
+}
+
+/// `HOST:PORT` for a listening socket.
+struct Listen {
+    let host: String
+    let port: UInt16
+
+    init(_ text: String, _ name: String) throws {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            throw UsageError("\(name) must be HOST:PORT, e.g. 0.0.0.0:8080, got \(text.debugDescription)")
+        }
+        let host = String(text[..<colon])
+        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".:-[]".contains($0) }) else {
+            throw UsageError("\(name) must be HOST:PORT with a host name or address, got \(text.debugDescription)")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    var serverConfiguration: HTTPServerConfiguration {
+        var configuration = HTTPServerConfiguration()
+        configuration.host = host
+        configuration.port = port
+        return configuration
+    }
+}
+
+/// Suspends until SIGTERM or SIGINT; `ready` runs once the signal handlers are in place.
+func waitForTermination(ready: () -> Void) async {
+    let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+    let signals = TerminationSignals { continuation.yield() }
+    ready()
+    for await _ in stream { break }
+    signals.cancel()
+}

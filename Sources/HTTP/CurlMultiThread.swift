@@ -1,0 +1,183 @@
+import CCurl
+import CStoreSyncShims
+import Foundation
+import Synchronization
+
+/// Runs every transfer of one `HTTPClient` on one dedicated OS thread with libcurl's multi interface.
+///
+/// libcurl calls block and its handles must not be used from two threads at once; one thread that owns the
+/// multi handle keeps both rules without occupying Swift's cooperative pool, and the multi handle's
+/// connection cache gives keep-alive reuse (and HTTP/2 multiplexing) across requests. Other threads talk
+/// to it only through `inbox` and `curl_multi_wakeup`, which is thread-safe.
+final class CurlMultiThread: @unchecked Sendable {
+    private struct Inbox {
+        var added: [CurlTransfer] = []
+        var cancelled: [CurlTransfer] = []
+        var stopping = false
+        /// Set by the thread, under the lock, just before it frees the multi handle: from then on nobody
+        /// may call `curl_multi_wakeup`.
+        var stopped = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Mutex<Inbox>(Inbox())
+    /// Transfers whose easy handle is in the multi handle. Thread only.
+    private var running: [ObjectIdentifier: CurlTransfer] = [:]
+    /// Transfers admitted per host, and those waiting for a slot. Thread only.
+    private var admission: HostAdmission
+
+    /// `maxHostConnections` bounds what one slow host can take; further transfers to it wait their turn.
+    init(maxHostConnections: Int) throws {
+        guard let multi = curl_multi_init() else { throw HTTPClientError(.other, "curl_multi_init failed") }
+        self.multi = multi
+        admission = HostAdmission(limit: maxHostConnections)
+        _ = storesync_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections)
+        let thread = Thread { [self] in
+            _ = storesync_set_thread_name("http-client")
+            run()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Queues a transfer for the thread; false once the client has shut down.
+    func add(_ transfer: CurlTransfer) -> Bool {
+        inbox.withLock { inbox in
+            guard !inbox.stopped else { return false }
+            inbox.added.append(transfer)
+            _ = curl_multi_wakeup(multi)
+            return true
+        }
+    }
+
+    /// Asks the thread to take a transfer out (of libcurl, or of its host's queue) and fail it with
+    /// `CancellationError`.
+    func cancel(_ transfer: CurlTransfer) {
+        inbox.withLock { inbox in
+            guard !inbox.stopped else { return }
+            inbox.cancelled.append(transfer)
+            _ = curl_multi_wakeup(multi)
+        }
+    }
+
+    /// Fails every unfinished transfer with `.shutdown`, frees libcurl's state and ends the thread.
+    func shutdown() async {
+        await withCheckedContinuation { continuation in
+            let stopped = inbox.withLock { inbox in
+                guard !inbox.stopped else { return true }
+                inbox.stopping = true
+                inbox.stopWaiters.append(continuation)
+                _ = curl_multi_wakeup(multi)
+                return false
+            }
+            if stopped { continuation.resume() }
+        }
+    }
+
+    /// `shutdown` for deinitializers, which cannot wait.
+    func requestShutdown() {
+        inbox.withLock { inbox in
+            guard !inbox.stopped else { return }
+            inbox.stopping = true
+            _ = curl_multi_wakeup(multi)
+        }
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        var active: Int32 = 0
+        while true {
+            let (added, cancelled, stopping) = inbox.withLock { inbox in
+                defer {
+                    inbox.added.removeAll()
+                    inbox.cancelled.removeAll()
+                }
+                return (inbox.added, inbox.cancelled, inbox.stopping)
+            }
+            for transfer in added where admission.arrive(transfer) { launch(transfer) }
+            for transfer in cancelled { withdraw(transfer) }
+            if stopping { break }
+            _ = curl_multi_perform(multi, &active)
+            collectFinished()
+            let now = ContinuousClock.now
+            for transfer in admission.expire(now: now) { transfer.deliver(.failure(Self.waitedTooLong(transfer))) }
+            // Returns early when a socket is ready, a libcurl timer expires, or another thread wakes it; waiting
+            // transfers have no libcurl timer, so their next deadline bounds the wait too.
+            let wait = admission.nextDeadline.map { min(1000, ($0 - now).roundedUpMilliseconds) } ?? 1000
+            _ = curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+        }
+        let shutdown = HTTPClientError(.shutdown, "the HTTP client was shut down")
+        for transfer in admission.drain() { transfer.deliver(.failure(shutdown)) }
+        for transfer in running.values {
+            _ = curl_multi_remove_handle(multi, transfer.easy)
+            transfer.deliver(.failure(shutdown))
+        }
+        running.removeAll()
+        let (late, waiters) = inbox.withLock { inbox in
+            inbox.stopped = true
+            return (inbox.added, inbox.stopWaiters)
+        }
+        for transfer in late { transfer.deliver(.failure(shutdown)) }
+        _ = curl_multi_cleanup(multi)
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Puts an admitted transfer into the multi handle. One that cannot run (its time ran out while it
+    /// waited for a slot) fails and passes its slot on to the next waiting transfer for its host.
+    private func launch(_ admitted: CurlTransfer) {
+        var next: CurlTransfer? = admitted
+        while let transfer = next {
+            guard let failure = enter(transfer) else { return }
+            transfer.deliver(.failure(failure))
+            next = admission.leave(host: transfer.host)
+        }
+    }
+
+    private func enter(_ transfer: CurlTransfer) -> HTTPClientError? {
+        guard transfer.armTimeout(now: .now) else { return Self.waitedTooLong(transfer) }
+        let code = curl_multi_add_handle(multi, transfer.easy)
+        guard code == CURLM_OK else {
+            return HTTPClientError(.other, "curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))")
+        }
+        running[ObjectIdentifier(transfer)] = transfer
+        return nil
+    }
+
+    private static func waitedTooLong(_ transfer: CurlTransfer) -> HTTPClientError {
+        HTTPClientError(.timeout, "timed out waiting for a free connection to \(transfer.host)")
+    }
+
+    /// A transfer left the multi handle: its host's next waiting transfer may start.
+    private func ended(_ transfer: CurlTransfer) {
+        if let next = admission.leave(host: transfer.host) { launch(next) }
+    }
+
+    private func withdraw(_ transfer: CurlTransfer) {
+        if running.removeValue(forKey: ObjectIdentifier(transfer)) != nil {
+            _ = curl_multi_remove_handle(multi, transfer.easy)
+            transfer.deliver(.failure(CancellationError()))
+            ended(transfer)
+        } else if admission.withdraw(transfer) {
+            transfer.deliver(.failure(CancellationError()))
+        }  // else it already finished
+    }
+
+    private func collectFinished() {
+        var queued: Int32 = 0
+        while let message = curl_multi_info_read(multi, &queued) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let result = message.pointee.data.result  // read before removal invalidates the message
+            var context: UnsafeMutableRawPointer?
+            guard storesync_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
+                continue
+            }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            transfer.finish(result)
+            _ = curl_multi_remove_handle(multi, easy)
+            running.removeValue(forKey: ObjectIdentifier(transfer))
+            ended(transfer)
+        }
+    }
+}

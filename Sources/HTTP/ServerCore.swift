@@ -1,0 +1,191 @@
+import CMicroHTTPD
+import Foundation
+import Logging
+import Synchronization
+
+/// What libmicrohttpd's callbacks share with `HTTPServer`, passed to them unretained as `cls` (the daemon
+/// owner keeps it alive until `MHD_stop_daemon` has returned).
+///
+/// All callbacks run on libmicrohttpd's single polling thread and return quickly: handlers run as Swift
+/// tasks while their connection is suspended, and the response is queued when the resumed connection
+/// calls back.
+final class ServerCore: Sendable {
+    private let router: HTTPRouter
+    private let maxBodyBytes: Int
+    private let logger = Logger(component: "http-server")
+    /// Requests between their request line and their completion callback (the response fully sent or the
+    /// connection gone).
+    let inFlight = Atomic<Int>(0)
+    let connectionsAccepted = Atomic<Int>(0)
+    /// Set when a graceful stop starts: responses then carry `Connection: close`, so keep-alive clients
+    /// move to another instance instead of reusing a connection that is about to close.
+    let draining = Atomic<Bool>(false)
+    /// Exchanges whose connection is suspended, so a stop can resume them; `closed` once the daemon stops.
+    private let suspended = Mutex<(closed: Bool, exchanges: [ObjectIdentifier: ServerExchange])>((false, [:]))
+    /// libmicrohttpd's messages while the daemon starts, for the start error; `nil` once it runs.
+    private let startupMessages = Mutex<[String]?>([])
+
+    init(router: HTTPRouter, maxBodyBytes: Int) {
+        self.router = router
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    // MARK: Callbacks (libmicrohttpd's thread)
+
+    /// URI log callback: the first sight of a request. The returned context is released by `complete`.
+    func begin(connection: OpaquePointer, target: String) -> UnsafeMutableRawPointer {
+        inFlight.add(1, ordering: .relaxed)
+        return Unmanaged.passRetained(ServerExchange(connection: connection, target: target)).toOpaque()
+    }
+
+    /// Completion callback: called once per request whatever happened to it, even on client disconnect.
+    func complete(_ context: UnsafeMutableRawPointer) {
+        Unmanaged<ServerExchange>.fromOpaque(context).release()
+        inFlight.subtract(1, ordering: .relaxed)
+    }
+
+    func connectionStarted() {
+        connectionsAccepted.add(1, ordering: .relaxed)
+    }
+
+    /// One access-handler call: headers complete, a piece of body, the end of the body, or a resumed
+    /// connection whose handler has answered.
+    func advance(_ exchange: ServerExchange, method: UnsafePointer<CChar>, path: UnsafePointer<CChar>,
+                 upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
+        if !exchange.headersSeen {
+            exchange.headersSeen = true
+            // A declared oversized body is refused before it is read; libmicrohttpd then closes the connection.
+            if let length = MHD_lookup_connection_value(exchange.connection, .HEADER_KIND, "Content-Length"),
+               let declared = Int(String(cString: length)), declared > maxBodyBytes {
+                return queue(Self.tooLarge, on: exchange.connection)
+            }
+            return .YES
+        }
+        if uploadSize.pointee > 0 {
+            receive(upload, count: uploadSize.pointee, into: exchange)
+            uploadSize.pointee = 0
+            return .YES
+        }
+        switch exchange.phase.withLock({ $0 }) {
+        case .receiving: return dispatch(exchange, method: String(cString: method), path: String(cString: path))
+        case .handling: return .YES
+        case .responded(let response): return queue(response, on: exchange.connection)
+        case .abandoned: return .NO
+        }
+    }
+
+    /// libmicrohttpd's error log: collected while starting (for the start error), then logged at debug level
+    /// (a client's failed TLS handshake or reset connection is routine, not an operator's concern).
+    func log(_ message: String) {
+        let collected = startupMessages.withLock { messages in
+            guard messages != nil else { return false }
+            messages?.append(message)
+            return true
+        }
+        if !collected { logger.debug("libmicrohttpd", ["detail": .string(message)]) }
+    }
+
+    /// Ends start-up message collection and returns what was collected.
+    func finishStartup() -> [String] {
+        startupMessages.withLock { messages in
+            defer { messages = nil }
+            return messages ?? []
+        }
+    }
+
+    // MARK: Stopping (any thread)
+
+    /// Resumes every suspended connection as abandoned and refuses new suspensions: libmicrohttpd must not
+    /// be stopped with suspended connections, and handlers still running must not touch its connections.
+    func abandonSuspended() {
+        let exchanges = suspended.withLock { state in
+            state.closed = true
+            return Array(state.exchanges.values)
+        }
+        for exchange in exchanges { resume(exchange, as: .abandoned) }
+    }
+
+    // MARK: Private
+
+    private static let tooLarge = HTTPResponse.text(413, "request body too large\n")
+
+    private func receive(_ upload: UnsafePointer<CChar>?, count: Int, into exchange: ServerExchange) {
+        guard !exchange.bodyTooLarge, let upload else { return }
+        guard exchange.body.count + count <= maxBodyBytes else {
+            // Keep reading (and discarding) so the 413 can be sent on a connection in a sane state.
+            exchange.bodyTooLarge = true
+            exchange.body = Data()
+            return
+        }
+        exchange.body.append(UnsafeRawPointer(upload).assumingMemoryBound(to: UInt8.self), count: count)
+    }
+
+    private func dispatch(_ exchange: ServerExchange, method: String, path: String) -> MHD_Result {
+        if exchange.bodyTooLarge { return queue(Self.tooLarge, on: exchange.connection) }
+        let handler: HTTPHandler
+        switch router.resolve(method: method, path: path) {
+        case .response(let response): return queue(response, on: exchange.connection)
+        case .handler(let found): handler = found
+        }
+        let request = HTTPRequest(method: method, path: path, query: exchange.query,
+                                  headers: Self.headers(of: exchange.connection), body: exchange.body)
+        exchange.body = Data()
+        exchange.phase.withLock { phase in
+            phase = .handling
+            MHD_suspend_connection(exchange.connection)
+        }
+        let registered = suspended.withLock { state in
+            guard !state.closed else { return false }
+            state.exchanges[ObjectIdentifier(exchange)] = exchange
+            return true
+        }
+        guard registered else {
+            resume(exchange, as: .abandoned)
+            return .YES
+        }
+        Task {
+            let response = await handler(request)
+            self.resume(exchange, as: .responded(response))
+            self.suspended.withLock { _ = $0.exchanges.removeValue(forKey: ObjectIdentifier(exchange)) }
+        }
+        return .YES
+    }
+
+    /// Moves a handling exchange on and resumes its connection; a no-op if something else got there first
+    /// (the handler answered, or a stop abandoned it). Deregistration happens only after this, so a stop
+    /// always sees an exchange that is still suspended.
+    private func resume(_ exchange: ServerExchange, as next: ServerExchange.Phase) {
+        exchange.phase.withLock { phase in
+            guard case .handling = phase else { return }
+            phase = next
+            MHD_resume_connection(exchange.connection)
+        }
+    }
+
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let created = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
+                                            .RESPMEM_MUST_COPY)
+        }
+        guard let created else { return .NO }
+        defer { MHD_destroy_response(created) }
+        for (name, value) in response.headers where MHD_add_response_header(created, name, value) == .NO {
+            logger.debug("response header refused by libmicrohttpd", ["header": .string(name)])
+        }
+        if draining.load(ordering: .relaxed) { _ = MHD_add_response_header(created, "Connection", "close") }
+        return MHD_queue_response(connection, UInt32(clamping: response.status), created)
+    }
+
+    private static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
+                guard let context, let name else { return .YES }
+                let headers = context.assumingMemoryBound(to: [(name: String, value: String)].self)
+                headers.pointee.append((String(cString: name).lowercased(), value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, pointer)
+        }
+        return headers
+    }
+}

@@ -1,0 +1,131 @@
+import Crypto
+import Foundation
+import HTTP
+import Logging
+import Metrics
+import Postgres
+
+/// The thin ingestion endpoints, `POST /webhook/apple` and `POST /webhook/google-play`.
+///
+/// Each request is checked cheaply (size — enforced by the server —, JSON of the store's outer shape, a known
+/// `Host`), then stored with its exact bytes, the headers the worker needs and the receive time as a job, and
+/// answered 200 only once that has committed. Requests arriving together are stored by one statement and one
+/// durable commit (group commit), so the disk's fsync rate does not cap the endpoint. A database that is down
+/// or slow gets a 503 within a few seconds, which Apple and Pub/Sub both retry; nothing is ever acknowledged
+/// that was not stored.
+public struct IngestService: Sendable {
+    static let statement = PreparedStatement(name: "ingest", sql: """
+        SELECT ordinal, job_id FROM storesync_ingest($1::text[], $2::text[], $3::bytea[], $4::jsonb[], $5::timestamptz[])
+        """)
+
+    /// One notification to store.
+    struct Arrival: Sendable {
+        let host: String
+        let kind: String
+        let body: Data
+        let headers: String?
+        let receivedAt: Date
+    }
+
+    private let pool: PostgresPool
+    private let commits: GroupCommit<Arrival, Result<Int64?, PostgresError>>
+    private let requests: Counter
+    private let latency: Histogram
+    private let logger = Logger(component: "ingest")
+
+    public init(pool: PostgresPool, metrics: MetricsRegistry) {
+        self.pool = pool
+        commits = GroupCommit(maxBatch: 200) { batch in await Self.store(batch, pool: pool) }
+        requests = metrics.counter("storesync_http_requests_total", help: "HTTP requests by route and status.",
+                                   labels: ["route", "status"])
+        latency = metrics.histogram("storesync_ingest_duration_seconds",
+                                    help: "Time from receiving a notification to its job being committed.",
+                                    labels: ["route"])
+    }
+
+    /// Commits stored notifications with `flushers` overlapping commits until `close()`; run it for as long
+    /// as the routes are served.
+    public func run(flushers: Int = 4) async {
+        await withDiscardingTaskGroup { group in
+            for _ in 0..<max(1, flushers) { group.addTask { await commits.runFlusher() } }
+        }
+    }
+
+    /// Lets `run()` commit what is pending and return; call after the server has stopped.
+    public func close() async { await commits.close() }
+
+    /// Adds both webhook routes.
+    public func install(into router: inout HTTPRouter) {
+        for source in WebhookSource.allCases {
+            router.route("POST", source.path) { request in await receive(request, from: source) }
+        }
+    }
+
+    func receive(_ request: HTTPRequest, from source: WebhookSource) async -> HTTPResponse {
+        let started = ContinuousClock.now
+        let receivedAt = Date()
+        let response = await store(request, from: source, receivedAt: receivedAt)
+        requests.increment(source.path, String(response.status))
+        if response.status == 200 { latency.observe(ContinuousClock.now - started, source.path) }
+        return response
+    }
+
+    private func store(_ request: HTTPRequest, from source: WebhookSource, receivedAt: Date) async -> HTTPResponse {
+        guard let host = WebhookBody.host(fromHeader: request.header("host")) else {
+            return .json(404, #"{"error":"unknown host"}"#)
+        }
+        if let rejection = WebhookBody.check(request.body, from: source) {
+            logger.warning("webhook body rejected", [
+                "route": .string(source.path), "host": .string(host), "reason": .string(rejection.reason),
+                "bytes": .int(request.body.count), "sha256": .string(Digest.sha256(request.body).hexString),
+            ])
+            return .json(400, #"{"error":\#(JSON.quoted(rejection.reason))}"#)
+        }
+        let headers: String? = switch source {
+        case .apple: nil
+        case .googlePlay: request.header("authorization").map { #"{"authorization":\#(JSON.quoted($0))}"# }
+        }
+        do {
+            let arrival = Arrival(host: host, kind: source.jobKind, body: request.body, headers: headers,
+                                  receivedAt: receivedAt)
+            guard let id = try await commits.submit(arrival).get() else {
+                logger.info("webhook for an unknown host", ["route": .string(source.path), "host": .string(host)])
+                return .json(404, #"{"error":"unknown host"}"#)
+            }
+            logger.debug("notification stored", ["route": .string(source.path), "job_id": .int(Int(id))])
+            return .json(200, #"{"stored":true}"#)
+        } catch {
+            logger.error("could not store a notification; answering 503 so the store retries", [
+                "route": .string(source.path), "host": .string(host), "error": .string("\(error)"),
+            ])
+            return .json(503, #"{"error":"temporarily unavailable"}"#)
+        }
+    }
+}
+
+extension IngestService {
+    /// Stores a batch in one statement; every arrival shares the batch's fate.
+    static func store(_ batch: [Arrival], pool: PostgresPool) async -> [Result<Int64?, PostgresError>] {
+        do {
+            let rows = try await pool.withConnection { connection in
+                try await connection.execute(statement, [
+                    PostgresArray(batch.map(\.host)), PostgresArray(batch.map(\.kind)), PostgresArray(batch.map(\.body)),
+                    PostgresArray(batch.map(\.headers)), PostgresArray(batch.map(\.receivedAt)),
+                ])
+            }
+            var ids = [Int64?](repeating: nil, count: batch.count)
+            for row in rows {
+                ids[try row.decode(0, as: Int.self) - 1] = try row.decodeOptional(1, as: Int64.self)
+            }
+            return ids.map { .success($0) }
+        } catch {
+            let failure = error as? PostgresError ?? PostgresError(.other, message: "\(error)")
+            return Array(repeating: .failure(failure), count: batch.count)
+        }
+    }
+}
+
+extension Data {
+    /// Lowercase hex, for logging digests.
+    var hexString: String { map { String(format: "%02x", $0) }.joined() }
+}

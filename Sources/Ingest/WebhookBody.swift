@@ -1,0 +1,66 @@
+import Foundation
+
+/// Which store a webhook endpoint receives from, and the job kind its notifications become.
+public enum WebhookSource: String, Sendable, CaseIterable {
+    case apple
+    case googlePlay = "google-play"
+
+    public var jobKind: String {
+        switch self {
+        case .apple: "apple.notification"
+        case .googlePlay: "google.notification"
+        }
+    }
+
+    public var path: String { "/webhook/\(rawValue)" }
+}
+
+/// The cheap checks an ingestion endpoint makes before storing a body: valid JSON of the store's outer shape.
+/// Everything deeper (signatures, tokens, payload contents) is the worker's job, so a slow or unusual body
+/// never holds up the endpoint — but a body that can never be processed is refused at once (400), since
+/// the store will keep sending what it was told was accepted.
+public enum WebhookBody {
+    /// Why a body was refused; the text goes back to the sender as `{"error": …}`.
+    public struct Rejection: Error, Equatable, Sendable {
+        public let reason: String
+    }
+
+    public static func check(_ body: Data, from source: WebhookSource) -> Rejection? {
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            return Rejection(reason: "body is not a JSON object")
+        }
+        switch source {
+        case .apple:
+            guard let signed = object["signedPayload"] as? String, !signed.isEmpty else {
+                return Rejection(reason: "body has no signedPayload string")
+            }
+            guard signed.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count == 3 else {
+                return Rejection(reason: "signedPayload is not a compact JWS")
+            }
+        case .googlePlay:
+            guard let message = object["message"] as? [String: Any] else {
+                return Rejection(reason: "body has no message object")
+            }
+            guard message["data"] is String else { return Rejection(reason: "message has no data string") }
+            guard let id = (message["messageId"] ?? message["message_id"]) as? String, !id.isEmpty else {
+                return Rejection(reason: "message has no messageId string")
+            }
+            guard object["subscription"] is String else { return Rejection(reason: "body has no subscription string") }
+        }
+        return nil
+    }
+
+    /// The account's host from a `Host` header: lowercase, without port, or nil when it is not a host name.
+    public static func host(fromHeader value: String?) -> String? {
+        guard var host = value?.trimmingCharacters(in: .whitespaces).lowercased(), !host.isEmpty, host.utf8.count <= 253 + 6
+        else { return nil }
+        if let colon = host.lastIndex(of: ":"), host[host.index(after: colon)...].allSatisfy(\.isNumber) {
+            host = String(host[..<colon])
+        }
+        let allowed = host.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+        return allowed && !host.isEmpty && host.utf8.count <= 253 ? host : nil
+    }
+}

@@ -1,0 +1,80 @@
+import Crypto
+import Foundation
+import HTTP
+import Testing
+
+/// A CA and a server certificate for localhost / 127.0.0.1, generated once per process.
+enum LocalPKI {
+    struct Material: Sendable {
+        let caFile: String
+        let certificatePEM: String
+        let privateKeyPEM: String
+    }
+
+    /// A Result rather than `try!`: a failure fails the TLS tests instead of crashing the test process.
+    static let material = Result { try make() }
+
+    private static func make() throws -> Material {
+        let now = Date()
+        let caKey = try PrivateKey.generate(.ecP256)
+        var caBuilder = CertificateBuilder(commonName: "HTTPTests CA", notBefore: now - 3600, notAfter: now + 86400)
+        caBuilder.isCertificateAuthority = true
+        let ca = try caBuilder.selfSigned(key: caKey)
+
+        let serverKey = try PrivateKey.generate(.ecP256)
+        var serverBuilder = CertificateBuilder(commonName: "localhost", notBefore: now - 3600, notAfter: now + 86400)
+        serverBuilder.subjectAltNames = ["DNS:localhost", "IP:127.0.0.1"]
+        let server = try serverBuilder.issue(publicKey: serverKey.publicKey, issuer: ca, issuerKey: caKey)
+
+        let caFile = FileManager.default.temporaryDirectory
+            .appendingPathComponent("storesync-httptests-ca-\(getpid()).pem").path
+        try Data(ca.pem.utf8).write(to: URL(fileURLWithPath: caFile))
+        return Material(caFile: caFile, certificatePEM: server.pem, privateKeyPEM: try serverKey.pem())
+    }
+}
+
+@Suite struct HTTPClientTLSTests {
+    private func startTLSServer() throws -> (HTTPServer, LocalPKI.Material) {
+        let pki = try LocalPKI.material.get()
+        var configuration = HTTPServerConfiguration()
+        configuration.tls = (certificatePEM: pki.certificatePEM, privateKeyPEM: pki.privateKeyPEM)
+        let (server, _) = try startServer({ router in
+            router.route("POST", "/secure") { request in
+                .json(200, #"{"received":\#(request.body.count)}"#)
+            }
+        }, configuration: configuration)
+        return (server, pki)
+    }
+
+    @Test func httpsWithTheGeneratedCA() async throws {
+        let (server, pki) = try startTLSServer()
+        var configuration = HTTPClientConfiguration()
+        configuration.caFile = pki.caFile
+        let client = try HTTPClient(configuration: configuration)
+
+        for host in ["127.0.0.1", "localhost"] {
+            let response = try await client.send(HTTPClientRequest(
+                method: "POST", url: "https://\(host):\(server.port)/secure", body: Data(count: 5), timeout: .seconds(10)))
+            #expect(response.status == 200)
+            #expect(response.header("content-type") == "application/json")
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"received":5}"#)
+        }
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func httpsWithoutTheCAFailsVerification() async throws {
+        let (server, _) = try startTLSServer()
+        let client = try HTTPClient()
+
+        let code = await clientErrorCode {
+            try await client.send(HTTPClientRequest(method: "POST", url: "https://127.0.0.1:\(server.port)/secure",
+                                                    timeout: .seconds(10)))
+        }
+        #expect(code == .tls)
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+}

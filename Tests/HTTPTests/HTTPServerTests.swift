@@ -1,0 +1,198 @@
+import Foundation
+import HTTP
+import Synchronization
+import Testing
+
+@Suite struct HTTPServerTests {
+    @Test func routesKnownPathsAnswers404And405() async throws {
+        let (server, base) = try startServer { router in
+            router.route("GET", "/hello") { _ in .text(200, "hi") }
+            router.route("POST", "/hello") { _ in .text(201, "made") }
+            router.route("PUT", "/other") { _ in .text(200, "put") }
+        }
+        let client = try HTTPClient()
+
+        let ok = try await client.send(get("\(base)/hello"))
+        #expect(ok.status == 200)
+        #expect(String(decoding: ok.body, as: UTF8.self) == "hi")
+        #expect(ok.header("Content-Type") == "text/plain; charset=utf-8")
+
+        let created = try await client.send(HTTPClientRequest(method: "POST", url: "\(base)/hello", body: Data("x".utf8)))
+        #expect(created.status == 201)
+
+        let missing = try await client.send(get("\(base)/nope"))
+        #expect(missing.status == 404)
+
+        let wrongMethod = try await client.send(HTTPClientRequest(method: "DELETE", url: "\(base)/hello"))
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("allow") == "GET, HEAD, POST")
+        let onlyPut = try await client.send(get("\(base)/other"))
+        #expect(onlyPut.header("Allow") == "PUT")
+
+        let head = try await client.send(HTTPClientRequest(method: "HEAD", url: "\(base)/hello"))
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.header("content-length") == "2")
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func handlerSeesMethodPathQueryHeadersAndBody() async throws {
+        let seen = RequestBox()
+        let (server, base) = try startServer { router in
+            router.route("PUT", "/echo path") { request in
+                seen.store(request)
+                return HTTPResponse(status: 200, headers: [("X-Reply", "yes")], body: request.body)
+            }
+        }
+        let client = try HTTPClient()
+        let body = Data((0..<1000).map { UInt8($0 % 251) })
+        let response = try await client.send(HTTPClientRequest(
+            method: "PUT", url: "\(base)/echo%20path?a=1&b=x%20y",
+            headers: [("X-Custom-Header", "Mixed Case Value"), ("Content-Type", "application/octet-stream")],
+            body: body, timeout: .seconds(10)))
+
+        #expect(response.status == 200)
+        #expect(response.body == body)
+        #expect(response.header("x-reply") == "yes")
+        #expect(response.header("X-REPLY") == "yes")
+        let request = try #require(seen.request)
+        #expect(request.method == "PUT")
+        #expect(request.path == "/echo path")
+        #expect(request.query == "a=1&b=x%20y")
+        #expect(request.header("x-custom-header") == "Mixed Case Value")
+        #expect(request.header("X-CUSTOM-HEADER") == "Mixed Case Value")
+        #expect(request.headers.contains { $0.name == "x-custom-header" })
+        #expect(request.headers.allSatisfy { $0.name == $0.name.lowercased() })
+        #expect(request.body == body)
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func oversizedBodiesGet413AndNeverReachTheHandler() async throws {
+        let reached = Counter()
+        var configuration = HTTPServerConfiguration()
+        configuration.maxBodyBytes = 1024
+        let (server, base) = try startServer({ router in
+            router.route("POST", "/upload") { request in
+                reached.increment()
+                return .text(200, "\(request.body.count)")
+            }
+        }, configuration: configuration)
+        let client = try HTTPClient()
+
+        let exact = try await client.send(HTTPClientRequest(method: "POST", url: "\(base)/upload",
+                                                            body: Data(count: 1024), timeout: .seconds(10)))
+        #expect(exact.status == 200)
+        #expect(String(decoding: exact.body, as: UTF8.self) == "1024")
+
+        // Declared by Content-Length: refused before the body is read.
+        let declared = try await client.send(HTTPClientRequest(method: "POST", url: "\(base)/upload",
+                                                               body: Data(count: 1025), timeout: .seconds(10)))
+        #expect(declared.status == 413)
+
+        // Chunked, so no length up front: read, discarded, then refused.
+        let chunked = try await client.send(HTTPClientRequest(
+            method: "POST", url: "\(base)/upload", headers: [("Transfer-Encoding", "chunked")],
+            body: Data(count: 64 * 1024), timeout: .seconds(10)))
+        #expect(chunked.status == 413)
+
+        #expect(reached.value == 1)
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func aSuspendedHandlerDoesNotHoldUpOtherRequests() async throws {
+        let gate = Gate()
+        let entered = Counter()
+        let (server, base) = try startServer { router in
+            router.route("GET", "/slow") { _ in
+                entered.increment()
+                await gate.wait()  // resumed by the test, long after the handler started
+                return .text(200, "slow done")
+            }
+            router.route("GET", "/fast") { _ in .text(200, "fast") }
+        }
+        let client = try HTTPClient()
+        defer { gate.open() }
+
+        let slow = Task { try await client.send(get("\(base)/slow")) }
+        try await eventually("the slow handler to start") { entered.value == 1 }
+        for _ in 0..<5 {
+            let fast = try await client.send(get("\(base)/fast"))
+            #expect(String(decoding: fast.body, as: UTF8.self) == "fast")
+        }
+        #expect(server.requestsInFlight == 1)
+
+        gate.open()
+        let slowResponse = try await slow.value
+        #expect(slowResponse.status == 200)
+        #expect(String(decoding: slowResponse.body, as: UTF8.self) == "slow done")
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func requestStateIsReleasedWhenTheClientGivesUp() async throws {
+        let gate = Gate()
+        let (server, base) = try startServer { router in
+            router.route("GET", "/slow") { _ in
+                await gate.wait()
+                return .text(200, "too late")
+            }
+        }
+        let client = try HTTPClient()
+        defer { gate.open() }
+
+        let code = await clientErrorCode { try await client.send(get("\(base)/slow", timeout: .milliseconds(200))) }
+        #expect(code == .timeout)
+        #expect(server.requestsInFlight == 1)  // suspended: libmicrohttpd notices the disconnect on resume
+
+        gate.open()
+        try await eventually("the abandoned request to complete") { server.requestsInFlight == 0 }
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func requestStateIsReleasedWhenTheClientHangsUpMidRequest() async throws {
+        let reached = Counter()
+        let (server, _) = try startServer { router in
+            router.route("POST", "/upload") { _ in
+                reached.increment()
+                return .text(200, "ok")
+            }
+        }
+        for partial in ["POST /upload?x=1 HTTP/1.1\r\nHost: local", // inside the headers
+                        "POST /upload HTTP/1.1\r\nHost: local\r\nContent-Length: 100\r\n\r\nabc"] { // inside the body
+            var connection: RawConnection? = try RawConnection(port: server.port)
+            connection?.write(partial)
+            try await eventually("the request line to be seen") { server.requestsInFlight == 1 }
+            connection = nil
+            try await eventually("the request state to be released") { server.requestsInFlight == 0 }
+        }
+        #expect(reached.value == 0)
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func startFailsWhenThePortIsTaken() async throws {
+        let (first, _) = try startServer { _ in }
+        var configuration = HTTPServerConfiguration()
+        configuration.port = first.port
+        #expect {
+            _ = try HTTPServer(configuration: configuration, router: HTTPRouter())
+        } throws: { error in
+            (error as? HTTPServerError)?.code == .cannotListen
+        }
+        await first.stop(grace: .zero)
+    }
+}
+
+/// Hands a request from a handler to the test.
+final class RequestBox: Sendable {
+    private let stored = Mutex<HTTPRequest?>(nil)
+    func store(_ request: HTTPRequest) { stored.withLock { $0 = request } }
+    var request: HTTPRequest? { stored.withLock { $0 } }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import HTTP
+import Synchronization
+
+/// A one-shot signal a handler awaits and a test opens: lets a test hold a request inside its handler
+/// for exactly as long as it needs, without timing assumptions.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let openAlready = state.withLock { state in
+                guard !state.open else { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if openAlready { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Counts events across tasks (handler entries, threads seen).
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Polls `condition` every 5 ms for up to `limit`; throws when it never holds, so no test waits unboundedly.
+func eventually(_ what: String, within limit: Duration = .seconds(10),
+                _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// A server on 127.0.0.1 with a kernel-chosen port, and its base URL.
+func startServer(_ configure: (inout HTTPRouter) -> Void,
+                 configuration: HTTPServerConfiguration = HTTPServerConfiguration()) throws -> (HTTPServer, String) {
+    var router = HTTPRouter()
+    configure(&router)
+    let server = try HTTPServer(configuration: configuration, router: router)
+    let scheme = configuration.tls == nil ? "http" : "https"
+    return (server, "\(scheme)://127.0.0.1:\(server.port)")
+}
+
+/// Client requests default to a short timeout so a broken server fails a test instead of hanging it.
+func get(_ url: String, timeout: Duration = .seconds(10)) -> HTTPClientRequest {
+    HTTPClientRequest(url: url, timeout: timeout)
+}
+
+/// The code of an `HTTPClientError` thrown by `body`, or nil when it succeeded or threw something else.
+func clientErrorCode(_ body: () async throws -> HTTPClientResponse) async -> HTTPClientError.Code? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as HTTPClientError {
+        return error.code
+    } catch {
+        return nil
+    }
+}
+
+/// A bare TCP connection to the local server, for clients that misbehave in ways `HTTPClient` never does
+/// (hanging up halfway through a request).
+final class RawConnection {
+    private let socket: Int32
+
+    init(port: UInt16) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw TimedOut(what: "a TCP connection to port \(port)")
+        }
+    }
+
+    deinit { close(socket) }
+
+    func write(_ text: String) {
+        _ = text.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Ingest
+import Testing
+
+/// The ingestion endpoints' cheap checks: what a store sends is accepted, anything that can never be
+/// processed is refused with a reason.
+@Suite struct WebhookBodyTests {
+    @Test(arguments: [
+        (WebhookSource.apple, #"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.eyJ9.c2ln"}"#),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"1","publishTime":"2026-11-29T14:00:00Z"},"subscription":"projects/p/subscriptions/s"}"#),
+        (.googlePlay, #"{"message":{"data":"e30=","message_id":"1"},"subscription":"s"}"#),
+    ])
+    func acceptsWhatStoresSend(source: WebhookSource, body: String) {
+        #expect(WebhookBody.check(Data(body.utf8), from: source) == nil)
+    }
+
+    @Test(arguments: [
+        (WebhookSource.apple, "", "body is not a JSON object"),
+        (.apple, "[1]", "body is not a JSON object"),
+        (.apple, #"{"signedPayload":1}"#, "body has no signedPayload string"),
+        (.apple, #"{"signedPayload":""}"#, "body has no signedPayload string"),
+        (.apple, #"{"signedPayload":"a.b"}"#, "signedPayload is not a compact JWS"),
+        (.googlePlay, #"{"subscription":"s"}"#, "body has no message object"),
+        (.googlePlay, #"{"message":{"messageId":"1"},"subscription":"s"}"#, "message has no data string"),
+        (.googlePlay, #"{"message":{"data":"e30="},"subscription":"s"}"#, "message has no messageId string"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":""},"subscription":"s"}"#, "message has no messageId string"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"1"}}"#, "body has no subscription string"),
+    ])
+    func refusesWhatCanNeverBeProcessed(source: WebhookSource, body: String, reason: String) {
+        #expect(WebhookBody.check(Data(body.utf8), from: source)?.reason == reason)
+    }
+
+    @Test(arguments: [
+        ("billing.example.com", "billing.example.com"), ("Billing.Example.COM:443", "billing.example.com"),
+        ("  localhost:8080 ", "localhost"), ("", nil), ("bad host", nil), ("evil.com/path", nil), ("[::1]:80", nil),
+    ] as [(String, String?)])
+    func hostFromHeader(header: String, host: String?) {
+        #expect(WebhookBody.host(fromHeader: header) == host)
+    }
+}
