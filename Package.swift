@@ -75,7 +75,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
-                                                      "storesync", "storesync-testworker"],
+                                                      "storesync", "storesync-testworker", "AppStore", "Crypto", "HTTP"],
                     swiftSettings: strict),
     ]
 )

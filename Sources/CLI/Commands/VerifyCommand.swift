@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import GooglePlay
+import HTTP
 
 struct VerifyCommand: Command {
     static let name = "verify"
@@ -20,11 +21,11 @@ struct VerifyCommand: Command {
           --kind          what the JWS is (default notification)
           --at T          verify as of this ISO 8601 time instead of now (only used without signedDate)
 
-               storesync verify google-push --jwks FILE --audience A --email E [--at T]
+               storesync verify google-push --jwks FILE|URL --audience A --email E [--at T]
 
         Reads a Pub/Sub push's Authorization header value (`Bearer …`, a bare token, or the headers JSON a
         dead letter keeps) on standard input and verifies it as the worker does: RS256 by kid from the JWKS
-        in FILE (a copy of https://www.googleapis.com/oauth2/v3/certs), Google's issuer, the exact audience,
+        in FILE or at URL (Google's is https://www.googleapis.com/oauth2/v3/certs), Google's issuer, the exact audience,
         the push service account's verified email, not expired. Prints the claims as JSON and exits 0, or
         prints the error code and the reason and exits 1.
         """
@@ -93,25 +94,41 @@ struct VerifyCommand: Command {
     }
 
     private static func verifyGooglePush(_ arguments: inout Arguments) async throws -> Int32 {
-        guard let jwksPath = try arguments.option("--jwks") else { throw UsageError("--jwks FILE is required") }
+        guard let jwksSource = try arguments.option("--jwks") else { throw UsageError("--jwks FILE|URL is required") }
         guard let audience = try arguments.option("--audience") else { throw UsageError("--audience is required") }
         guard let email = try arguments.option("--email") else { throw UsageError("--email is required") }
         let now = try arguments.option("--at").map { try Parse.date($0, "--at") } ?? Date()
         try arguments.finish()
-        guard FileManager.default.isReadableFile(atPath: jwksPath) else { throw UsageError("cannot read JWKS file \(jwksPath)") }
+        let fetcher: any JWKSFetcher
+        var client: HTTPClient?
+        if jwksSource.hasPrefix("https://") || jwksSource.hasPrefix("http://") {
+            client = try HTTPClient()
+            fetcher = HTTPJWKSFetcher(url: jwksSource, client: client!)
+        } else {
+            guard FileManager.default.isReadableFile(atPath: jwksSource) else {
+                throw UsageError("cannot read JWKS file \(jwksSource)")
+            }
+            fetcher = FileJWKSFetcher(path: jwksSource)
+        }
         var authorization = try readInput(jsonField: "authorization")
         if !authorization.lowercased().hasPrefix("bearer ") { authorization = "Bearer " + authorization }
-        let verifier = PushTokenVerifier(audience: audience, serviceAccountEmail: email,
-                                         keys: GoogleKeyCache(fetcher: FileJWKSFetcher(path: jwksPath)))
+        let verifier = PushTokenVerifier(audience: audience, serviceAccountEmail: email, keys: GoogleKeyCache(fetcher: fetcher))
+        let outcome: Result<PushTokenClaims, PushTokenError>
         do {
-            let claims = try await verifier.verify(authorization: authorization, now: now)
+            outcome = .success(try await verifier.verify(authorization: authorization, now: now))
+        } catch let error as PushTokenError {
+            outcome = .failure(error)
+        }
+        await client?.shutdown()
+        switch outcome {
+        case .success(let claims):
             Output.print(Output.Value.object([
                 ("iss", .string(claims.issuer)), ("aud", .string(claims.audience)), ("email", .string(claims.email)),
                 ("sub", claims.subject.map { .string($0) } ?? .null),
                 ("iat", .string(Output.iso(claims.issuedAt))), ("exp", .string(Output.iso(claims.expiresAt))),
             ]).text)
             return 0
-        } catch let error as PushTokenError {
+        case .failure(let error):
             Output.print("\(error.code): \(error.reason)")
             return 1
         }
