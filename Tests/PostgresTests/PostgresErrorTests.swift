@@ -112,21 +112,21 @@ struct PostgresErrorTests {
     @Test("a deadlock is a transient serialization failure (40P01) for exactly one side")
     func deadlock() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE accounts (id int PRIMARY KEY, balance int NOT NULL)")
-            try await db.pool.query("INSERT INTO accounts VALUES (1, 100), (2, 100)")
+            try await db.pool.query("CREATE TABLE ledger (id int PRIMARY KEY, balance int NOT NULL)")
+            try await db.pool.query("INSERT INTO ledger VALUES (1, 100), (2, 100)")
             try await withDirectConnection(db.url) { first in
                 try await withDirectConnection(db.url) { second in
                     try await first.query("BEGIN")
                     try await second.query("BEGIN")
-                    try await first.query("UPDATE accounts SET balance = balance - 1 WHERE id = 1")
-                    try await second.query("UPDATE accounts SET balance = balance - 1 WHERE id = 2")
+                    try await first.query("UPDATE ledger SET balance = balance - 1 WHERE id = 1")
+                    try await second.query("UPDATE ledger SET balance = balance - 1 WHERE id = 2")
                     // Each now waits for the other's row; the server's deadlock check breaks the cycle.
                     let outcomes = try await withTimeout("the deadlock to be detected", within: .seconds(30)) {
                         async let crossFirst = Self.outcome {
-                            try await first.query("UPDATE accounts SET balance = balance + 1 WHERE id = 2")
+                            try await first.query("UPDATE ledger SET balance = balance + 1 WHERE id = 2")
                         }
                         async let crossSecond = Self.outcome {
-                            try await second.query("UPDATE accounts SET balance = balance + 1 WHERE id = 1")
+                            try await second.query("UPDATE ledger SET balance = balance + 1 WHERE id = 1")
                         }
                         return try await [crossFirst, crossSecond]
                     }
