@@ -62,7 +62,7 @@ import Testing
 
         let started = ContinuousClock.now
         await server.stop(grace: .milliseconds(200))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(15), "stop must not wait for the stuck handler")
         let code = await stuck.value
         #expect(code == .connectionReset)
 

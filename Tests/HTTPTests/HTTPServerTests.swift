@@ -1,6 +1,5 @@
 import Foundation
 import HTTP
-import Synchronization
 import Testing
 
 @Suite struct HTTPServerTests {
@@ -191,8 +190,19 @@ import Testing
 }
 
 /// Hands a request from a handler to the test.
-final class RequestBox: Sendable {
-    private let stored = Mutex<HTTPRequest?>(nil)
-    func store(_ request: HTTPRequest) { stored.withLock { $0 = request } }
-    var request: HTTPRequest? { stored.withLock { $0 } }
+final class RequestBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: HTTPRequest?
+
+    func store(_ request: HTTPRequest) {
+        lock.lock()
+        stored = request
+        lock.unlock()
+    }
+
+    var request: HTTPRequest? {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
 }
