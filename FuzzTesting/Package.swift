@@ -11,6 +11,9 @@ let package = Package(
         .target(name: "CFuzzSupport"),
         .executableTarget(name: "FuzzJWS",
                           dependencies: ["CFuzzSupport", .product(name: "StoreSyncCrypto", package: "StoreSync")],
-                          swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
+                          swiftSettings: [.enableUpcomingFeature("ExistentialAny")],
+                          // The project's one C shim target also wraps libcurl and libmicrohttpd; its object file
+                          // comes along with Crypto, so their libraries must be on the link line too.
+                          linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("microhttpd")]),
     ]
 )
