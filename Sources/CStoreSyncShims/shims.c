@@ -86,29 +86,30 @@ static void storesync_mhd_log(void *cls, const char *format, va_list arguments) 
     options->error_logger(options->context, message);
 }
 
+/// The logger goes first: libmicrohttpd reports problems with earlier options through its own stderr logger.
 struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options *options) {
     void *context = options->context;
     if (options->tls_certificate_pem != NULL && options->tls_key_pem != NULL) {
         return MHD_start_daemon(options->flags, 0, NULL, NULL, options->access_handler, context,
+                                MHD_OPTION_EXTERNAL_LOGGER, storesync_mhd_log, (void *)options,
                                 MHD_OPTION_SOCK_ADDR, options->address,
                                 MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
                                 MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,
                                 MHD_OPTION_URI_LOG_CALLBACK, options->uri_logger, context,
-                                MHD_OPTION_EXTERNAL_LOGGER, storesync_mhd_log, (void *)options,
                                 MHD_OPTION_HTTPS_MEM_CERT, options->tls_certificate_pem,
                                 MHD_OPTION_HTTPS_MEM_KEY, options->tls_key_pem,
                                 MHD_OPTION_END);
     }
     return MHD_start_daemon(options->flags, 0, NULL, NULL, options->access_handler, context,
+                            MHD_OPTION_EXTERNAL_LOGGER, storesync_mhd_log, (void *)options,
                             MHD_OPTION_SOCK_ADDR, options->address,
                             MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
                             MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,
                             MHD_OPTION_URI_LOG_CALLBACK, options->uri_logger, context,
-                            MHD_OPTION_EXTERNAL_LOGGER, storesync_mhd_log, (void *)options,
                             MHD_OPTION_END);
 }
 

@@ -1,7 +1,6 @@
 import CCurl
 import CStoreSyncShims
 import Foundation
-import Synchronization
 
 /// Runs every transfer of one `HTTPClient` on one dedicated OS thread with libcurl's multi interface.
 ///
@@ -21,7 +20,7 @@ final class CurlMultiThread: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
-    private let inbox = Mutex<Inbox>(Inbox())
+    private let inbox = Locked<Inbox>(Inbox())
     /// Transfers whose easy handle is in the multi handle. Thread only.
     private var running: [ObjectIdentifier: CurlTransfer] = [:]
     /// Transfers admitted per host, and those waiting for a slot. Thread only.

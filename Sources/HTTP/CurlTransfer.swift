@@ -1,7 +1,6 @@
 import CCurl
 import CStoreSyncShims
 import Foundation
-import Synchronization
 
 /// One request's libcurl easy handle and everything libcurl reads or writes during the transfer.
 ///
@@ -23,7 +22,7 @@ final class CurlTransfer: @unchecked Sendable {
     let host: String
     /// The end of the request's total timeout, counted from `send` (so waiting for a connection slot counts).
     let deadline: ContinuousClock.Instant
-    private let outcome = Mutex<Outcome>(.notStarted)
+    private let outcome = Locked<Outcome>(.notStarted)
     private let maxResponseBytes: Int
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -194,8 +193,8 @@ final class CurlTransfer: @unchecked Sendable {
             try body.withUnsafeBytes { bytes in
                 var placeholder: UInt8 = 0  // libcurl needs a non-NULL pointer even for an empty body
                 try withUnsafeMutablePointer(to: &placeholder) { fallback in
-                    let pointer = UnsafeMutableRawPointer(mutating: bytes.baseAddress) ?? UnsafeMutableRawPointer(fallback)
-                    try set(CURLOPT_COPYPOSTFIELDS, pointer: pointer)
+                    let start = UnsafeMutableRawPointer(mutating: bytes.baseAddress) ?? UnsafeMutableRawPointer(fallback)
+                    try set(CURLOPT_COPYPOSTFIELDS, pointer: start)
                 }
             }
             if method != "POST" { try set(CURLOPT_CUSTOMREQUEST, string: method) }
@@ -207,7 +206,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private static func host(of url: String) -> String {
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased()
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+              let host = parsed.host?.lowercased()
         else { return url }  // libcurl will reject it
         return "\(scheme)://\(host):\(parsed.port ?? (scheme == "https" ? 443 : 80))"
     }
@@ -218,8 +218,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// libcurl copies string options (since 7.17), so the temporary C string suffices.
     private func set(_ option: CURLoption, string: String) throws {
-        try check(string.withCString { storesync_curl_easy_setopt_pointer(easy, option, UnsafeMutableRawPointer(mutating: $0)) },
-                  "\(option.rawValue)")
+        let code = string.withCString {
+            storesync_curl_easy_setopt_pointer(easy, option, UnsafeMutableRawPointer(mutating: $0))
+        }
+        try check(code, "\(option.rawValue)")
     }
 
     private func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer) throws {

@@ -4,23 +4,29 @@ import CCurl
 ///
 /// All transfers of one client run on one dedicated thread (`CurlMultiThread`); `send` only suspends on a
 /// continuation, so any number of requests can be in flight without occupying Swift's cooperative pool.
-/// Connections are kept alive and reused per host (at most 32 at once per host; HTTP/2 multiplexes when the
-/// server offers it over TLS). TLS verification is always on.
+/// Connections are kept alive and reused per host; at most 32 requests per host run at once (HTTP/2
+/// multiplexes them when the server offers it over TLS), later ones wait their turn. TLS verification is
+/// always on. Redirects are not followed.
 public final class HTTPClient: Sendable {
     private let configuration: HTTPClientConfiguration
     private let loop: CurlMultiThread
 
+    /// Starts the client's thread. Call `shutdown` when done; dropping the client also stops the thread.
     public init(configuration: HTTPClientConfiguration = .init()) throws {
         guard Self.globalInit == CURLE_OK else {
-            throw HTTPClientError(.other, "curl_global_init failed: \(String(cString: curl_easy_strerror(Self.globalInit)))")
+            let reason = String(cString: curl_easy_strerror(Self.globalInit))
+            throw HTTPClientError(.other, "curl_global_init failed: \(reason)")
         }
         self.configuration = configuration
-        loop = try CurlMultiThread(maxHostConnections: 32)
+        loop = try CurlMultiThread(maxHostConnections: Self.maxRequestsPerHost)
     }
 
     deinit {
         loop.requestShutdown()
     }
+
+    /// Enough parallelism for a store API, few enough that one slow host cannot take every socket.
+    private static let maxRequestsPerHost = 32
 
     /// libcurl's process-wide initialisation, exactly once (a `static let` is initialised once, thread-safely),
     /// before any handle exists.

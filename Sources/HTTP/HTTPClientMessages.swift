@@ -9,11 +9,15 @@ public struct HTTPClientConfiguration: Sendable {
     /// (the system CA directory is still consulted). `nil` uses the system default. Verification of the peer
     /// certificate and host name is always on, whatever this says.
     public var caFile: String? = nil
+    /// Bounds connection setup (TCP and TLS handshake) separately, so a dead host fails fast even when the
+    /// total timeout is long.
     public var connectTimeout: Duration = .seconds(5)
-    /// The default bound on a whole request (connect, send, wait, receive); a request may override it.
+    /// The default bound on a whole request (waiting for a free connection to the host, connect, send, wait,
+    /// receive); a request may override it.
     public var timeout: Duration = .seconds(30)
     /// Larger response bodies fail with `.bodyTooLarge` instead of growing memory without bound.
     public var maxResponseBytes: Int = 1 << 20
+    /// Identifies us in the stores' logs, which helps when asking their support about a request.
     public var userAgent: String = "storesync"
 
     public init() {}
@@ -22,7 +26,9 @@ public struct HTTPClientConfiguration: Sendable {
 /// One outgoing request.
 public struct HTTPClientRequest: Sendable {
     public var method: String
+    /// An `http` or `https` URL; other schemes are refused (`.invalidRequest`).
     public var url: String
+    /// Sent in this order; names and values must not contain CR, LF or NUL (`.invalidRequest`).
     public var headers: [(name: String, value: String)]
     /// Sent as is, with `Content-Length`. `POST`, `PUT` and `PATCH` without a body send an empty one.
     public var body: Data?

@@ -18,7 +18,8 @@ public enum HTTPRetry: Sendable, Equatable {
             switch response.status {
             case 200..<400: return nil
             case 408: return .retryable(after: nil)
-            case 429, 500...599: return .retryable(after: response.header("retry-after").flatMap { retryAfter($0, now: now) })
+            case 429, 500...599:
+                return .retryable(after: response.header("retry-after").flatMap { retryAfter($0, now: now) })
             default: return .permanent
             }
         case .failure(let error as HTTPClientError):

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The service's HTTP(S) server (store webhooks, health, metrics) on libmicrohttpd.
 ///
 /// libmicrohttpd accepts, parses and writes on its own polling thread; each routed request runs its handler
@@ -15,7 +13,7 @@ public final class HTTPServer: Sendable {
     /// The bound port, also when the configuration asked for port 0.
     public let port: UInt16
     private let core: ServerCore
-    private let lifecycle: Mutex<Lifecycle>
+    private let lifecycle: Locked<Lifecycle>
 
     /// Starts listening at once; throws `HTTPServerError` when the daemon cannot start.
     public init(configuration: HTTPServerConfiguration, router: HTTPRouter) throws {
@@ -25,7 +23,7 @@ public final class HTTPServer: Sendable {
         core = ServerCore(router: router, maxBodyBytes: configuration.maxBodyBytes)
         let daemon = try MHDDaemon(configuration: configuration, core: core)
         port = daemon.port
-        lifecycle = Mutex(.running(daemon))
+        lifecycle = Locked(.running(daemon))
     }
 
     /// Requests received and not yet finished (response sent, or the client gone): what a graceful stop

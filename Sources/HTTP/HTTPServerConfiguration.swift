@@ -9,7 +9,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 64 * 1024
     /// An idle connection (keep-alive or a stalled upload) is closed after this long; whole seconds, at least 1.
     public var connectionTimeout: Duration = .seconds(30)
-    /// Connections beyond this are refused at accept, so a flood cannot exhaust file descriptors.
+    /// At this many open connections libmicrohttpd stops accepting: further clients wait in the kernel's listen
+    /// backlog until a connection closes, so a flood cannot exhaust file descriptors.
     public var maxConnections: Int = 512
     /// Serve HTTPS with this PEM certificate (chain) and unencrypted PEM private key; `nil` for plain HTTP.
     public var tls: (certificatePEM: String, privateKeyPEM: String)? = nil

@@ -49,7 +49,8 @@ final class MHDDaemon: @unchecked Sendable {
         guard let started else {
             Self.release(options: options, certificate: certificate, privateKey: privateKey)
             let reason = messages.isEmpty ? "MHD_start_daemon failed" : messages.joined(separator: "; ")
-            throw HTTPServerError(.cannotListen, "cannot listen on \(configuration.host):\(configuration.port): \(reason)")
+            throw HTTPServerError(.cannotListen,
+                                  "cannot listen on \(configuration.host):\(configuration.port): \(reason)")
         }
         self.core = core
         self.options = options

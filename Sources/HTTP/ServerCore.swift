@@ -21,9 +21,9 @@ final class ServerCore: Sendable {
     /// move to another instance instead of reusing a connection that is about to close.
     let draining = Atomic<Bool>(false)
     /// Exchanges whose connection is suspended, so a stop can resume them; `closed` once the daemon stops.
-    private let suspended = Mutex<(closed: Bool, exchanges: [ObjectIdentifier: ServerExchange])>((false, [:]))
+    private let suspended = Locked<(closed: Bool, exchanges: [ObjectIdentifier: ServerExchange])>((false, [:]))
     /// libmicrohttpd's messages while the daemon starts, for the start error; `nil` once it runs.
-    private let startupMessages = Mutex<[String]?>([])
+    private let startupMessages = Locked<[String]?>([])
 
     init(router: HTTPRouter, maxBodyBytes: Int) {
         self.router = router
@@ -107,7 +107,7 @@ final class ServerCore: Sendable {
 
     // MARK: Private
 
-    private static let tooLarge = HTTPResponse.text(413, "request body too large\n")
+    private static var tooLarge: HTTPResponse { .text(413, "request body too large\n") }
 
     private func receive(_ upload: UnsafePointer<CChar>?, count: Int, into exchange: ServerExchange) {
         guard !exchange.bodyTooLarge, let upload else { return }
@@ -173,7 +173,11 @@ final class ServerCore: Sendable {
             logger.debug("response header refused by libmicrohttpd", ["header": .string(name)])
         }
         if draining.load(ordering: .relaxed) { _ = MHD_add_response_header(created, "Connection", "close") }
-        return MHD_queue_response(connection, UInt32(clamping: response.status), created)
+        let queued = MHD_queue_response(connection, UInt32(clamping: response.status), created)
+        if queued == .NO {  // an invalid status; libmicrohttpd closes the connection
+            logger.warning("libmicrohttpd refused the response", ["status": .int(response.status)])
+        }
+        return queued
     }
 
     private static func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One request on the server, from its request line to libmicrohttpd's completion callback.
 ///
@@ -27,7 +26,7 @@ final class ServerExchange: @unchecked Sendable {
     var bodyTooLarge = false
     /// Every transition into or out of `.handling` happens under this lock together with the matching
     /// `MHD_suspend_connection`/`MHD_resume_connection`, so each suspension is resumed exactly once.
-    let phase = Mutex<Phase>(.receiving)
+    let phase = Locked<Phase>(.receiving)
 
     init(connection: OpaquePointer, target: String) {
         self.connection = connection

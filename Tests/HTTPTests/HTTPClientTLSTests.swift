@@ -64,9 +64,22 @@ enum LocalPKI {
         await server.stop(grace: .seconds(1))
     }
 
+    @Test func serverRefusesToStartWithAnUnusableCertificate() throws {
+        let pki = try LocalPKI.material.get()
+        var configuration = HTTPServerConfiguration()
+        configuration.tls = (certificatePEM: "not a certificate", privateKeyPEM: pki.privateKeyPEM)
+        let error = try #require(throws: HTTPServerError.self) {
+            _ = try HTTPServer(configuration: configuration, router: HTTPRouter())
+        }
+        #expect(error.code == .cannotListen)
+        #expect(error.message.contains("TLS"))
+    }
+
     @Test func httpsWithoutTheCAFailsVerification() async throws {
         let (server, _) = try startTLSServer()
-        let client = try HTTPClient()
+        var configuration = HTTPClientConfiguration()
+        configuration.connectTimeout = .seconds(20)  // loading the system CA bundle is slow under sanitizers
+        let client = try HTTPClient(configuration: configuration)
 
         let code = await clientErrorCode {
             try await client.send(HTTPClientRequest(method: "POST", url: "https://127.0.0.1:\(server.port)/secure",

@@ -27,7 +27,7 @@ import Testing
             await clientErrorCode { try await latecomer.send(get("\(base)/fast", timeout: .seconds(2))) }
                 == .connectionRefused
         }
-        #expect(server.requestsInFlight == 1)
+        try await eventually("only the held request to be in flight") { server.requestsInFlight == 1 }
 
         gate.open()
         let response = try await inFlight.value

@@ -123,7 +123,8 @@ import Testing
             let fast = try await client.send(get("\(base)/fast"))
             #expect(String(decoding: fast.body, as: UTF8.self) == "fast")
         }
-        #expect(server.requestsInFlight == 1)
+        // The fast requests finish on the server just after their responses go out.
+        try await eventually("only the slow request to be left in flight") { server.requestsInFlight == 1 }
 
         gate.open()
         let slowResponse = try await slow.value
@@ -173,6 +174,46 @@ import Testing
             try await eventually("the request state to be released") { server.requestsInFlight == 0 }
         }
         #expect(reached.value == 0)
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func connectionsBeyondTheLimitWaitUntilOneCloses() async throws {
+        let gate = Gate()
+        let entered = Counter()
+        var configuration = HTTPServerConfiguration()
+        configuration.maxConnections = 2
+        let (server, base) = try startServer({ router in
+            router.route("GET", "/held") { _ in
+                entered.increment()
+                await gate.wait()
+                return .text(200, "ok")
+            }
+        }, configuration: configuration)
+        let client = try HTTPClient()
+        defer { gate.open() }
+
+        let held = (0..<2).map { _ in Task { try await client.send(get("\(base)/held")) } }
+        try await eventually("both connections to be in use") { entered.value == 2 }
+        // Not accepted while both are held: the third waits in the listen backlog until its timeout.
+        #expect(await clientErrorCode { try await client.send(get("\(base)/held", timeout: .milliseconds(300))) }
+                == .timeout)
+        #expect(entered.value == 2)
+
+        gate.open()
+        for task in held { #expect(try await task.value.status == 200) }
+        #expect(try await client.send(get("\(base)/held")).status == 200)
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
+    @Test func idleConnectionsAreClosedAfterTheConnectionTimeout() async throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.connectionTimeout = .seconds(1)
+        let (server, _) = try startServer({ _ in }, configuration: configuration)
+
+        let connection = try RawConnection(port: server.port)
+        connection.write("GET / HTTP/1.1\r\n")  // and then nothing more
+        #expect(connection.waitForClose(within: .seconds(10)))
         await server.stop(grace: .seconds(1))
     }
 

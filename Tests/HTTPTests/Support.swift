@@ -108,4 +108,16 @@ final class RawConnection {
     func write(_ text: String) {
         _ = text.withCString { send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
     }
+
+    /// Reads and discards until the server closes the connection; false if it is still open after `limit`.
+    func waitForClose(within limit: Duration) -> Bool {
+        var timeout = timeval(tv_sec: Int(limit.components.seconds), tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count > 0 { continue }
+            return count == 0 || errno == ECONNRESET
+        }
+    }
 }
