@@ -16,7 +16,7 @@ let package = Package(
     name: "StoreSync",
     products: [
         .executable(name: "storesync", targets: ["storesync"]),
-        // Crypto and App Store verification for the separate FuzzTesting/ package.
+        // Crypto and App Store verification for the separate Tests/FuzzTesting/ package.
         .library(name: "StoreSyncCrypto", targets: ["Crypto", "AppStore"]),
     ],
     targets: [

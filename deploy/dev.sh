@@ -263,8 +263,8 @@ cmd_test() {
     local rc=0
     # Every test uses Swift Testing; without XCTest the run closes on one summary line.
     swift test --package-path "$ROOT" --skip-build --disable-xctest "$@" || rc=$?
-    if ((rc == 0)) && [[ -f $ROOT/FuzzTesting/run.sh ]]; then
-        bash "$ROOT/FuzzTesting/run.sh" || rc=$?
+    if ((rc == 0)) && [[ -f $ROOT/Tests/FuzzTesting/run.sh ]]; then
+        bash "$ROOT/Tests/FuzzTesting/run.sh" || rc=$?
     fi
     return "$rc"
 }

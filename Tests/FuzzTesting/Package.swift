@@ -2,10 +2,10 @@
 import PackageDescription
 
 // libFuzzer harnesses, kept out of the main package so a plain `swift build` / `swift test` never links them.
-// Build and run with `bash FuzzTesting/run.sh` (it passes `-sanitize=fuzzer,address -parse-as-library`).
+// Build and run with `bash Tests/FuzzTesting/run.sh` (it passes `-sanitize=fuzzer,address -parse-as-library`).
 let package = Package(
     name: "FuzzTesting",
-    dependencies: [.package(name: "StoreSync", path: "..")],
+    dependencies: [.package(name: "StoreSync", path: "../..")],
     targets: [
         // Declares libFuzzer's LLVMFuzzerRunDriver; the symbol comes from -sanitize=fuzzer at link time.
         .target(name: "CFuzzSupport"),

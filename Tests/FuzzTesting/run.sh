@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Bounded libFuzzer run of FuzzJWS (JWS / JSON decoding and App Store signed-data verification).
 #
-#   bash FuzzTesting/run.sh            # from anywhere; FUZZ_SECONDS (default 45) bounds the fuzzing itself
+#   bash Tests/FuzzTesting/run.sh            # from anywhere; FUZZ_SECONDS (default 45) bounds the fuzzing itself
 #                                      # FUZZ_SANITIZERS=fuzzer builds without ASan (default fuzzer,address)
 #
 # Builds the harness with -sanitize=fuzzer,address (falling back to -sanitize=fuzzer alone, with a notice, if
 # that cannot link), fuzzes a temporary copy of corpus/ and exits non-zero on a crash, sanitizer report, leak,
 # OOM (-malloc_limit_mb / -rss_limit_mb) or slow input (-timeout). Inputs that failed are kept in
-# FuzzTesting/.build/fuzz-artifacts/ and printed as base64. The build is incremental, so later runs only fuzz.
+# Tests/FuzzTesting/.build/fuzz-artifacts/ and printed as base64. The build is incremental, so later runs only fuzz.
 set -euo pipefail
 
 FUZZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
