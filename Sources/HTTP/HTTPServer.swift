@@ -1,3 +1,5 @@
+import Foundation
+
 /// The service's HTTP(S) server (store webhooks, health, metrics) on libmicrohttpd.
 ///
 /// libmicrohttpd accepts, parses and writes on its own polling thread; each routed request runs its handler
@@ -57,7 +59,13 @@ public final class HTTPServer: Sendable {
         while core.inFlight.load(ordering: .relaxed) > 0, ContinuousClock.now < deadline, !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(10))
         }
-        daemon.stop()
+        // MHD_stop_daemon joins libmicrohttpd's thread: wait for it on a thread of its own, not the pool's.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                daemon.stop()
+                done.resume()
+            }.start()
+        }
         lifecycle.withLock { $0 = .stopped }
     }
 }
