@@ -14,7 +14,7 @@ public struct TestDatabase: Sendable {
             guard let url = ProcessInfo.processInfo.environment["STORESYNC_TEST_ADMIN_URL"], !url.isEmpty else {
                 throw TestSetupError("STORESYNC_TEST_ADMIN_URL is not set: run the tests with `deploy/dev.sh test`")
             }
-            return url
+            return patientConnect(url)
         }
     }
 
@@ -58,6 +58,18 @@ public struct TestDatabase: Sendable {
             await database.drop()
             throw error
         }
+    }
+
+    /// Tests run in parallel on a 2-core machine, many creating databases at once: give connection set-up
+    /// far more than the daemon's 5 s before calling it a failure.
+    static func patientConnect(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.scheme?.hasPrefix("postgres") == true else {
+            return url + " connect_timeout=60"
+        }
+        var items = (components.queryItems ?? []).filter { $0.name != "connect_timeout" }
+        items.append(URLQueryItem(name: "connect_timeout", value: "60"))
+        components.queryItems = items
+        return components.string ?? url
     }
 
     static func replacingDatabase(in url: String, with name: String) -> String {
