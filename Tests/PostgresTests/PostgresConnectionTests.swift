@@ -253,7 +253,9 @@ struct PostgresConnectionTests {
                 #expect(try row.decode(1, as: String.self) == "UTC")
                 #expect(try row.decode(2, as: String.self).hasPrefix("ISO"))
             }
-            try await withDirectConnection(db.url + "?application_name=named-by-url", applicationName: "ignored") { connection in
+            let separator = db.url.contains("?") ? "&" : "?"
+            try await withDirectConnection(db.url + separator + "application_name=named-by-url",
+                                           applicationName: "ignored") { connection in
                 let name: String = try await connection.scalar("SELECT current_setting('application_name')")
                 #expect(name == "named-by-url")
             }
