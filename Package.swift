@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto"], resources: [.embedInCode("AppleRootCA-G3.cer")],
                 swiftSettings: strict),
-        .target(name: "GooglePlay", dependencies: ["Crypto"], swiftSettings: strict),
+        .target(name: "GooglePlay", dependencies: ["Crypto", "Logging"], swiftSettings: strict),
 
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 
 /// Google's token-signing keys, fetched when first needed and kept for as long as Google's
 /// `Cache-Control: max-age` says. Pushes arrive in bursts: concurrent verifications share one fetch, and a
@@ -46,7 +47,7 @@ public actor GoogleKeyCache {
 
     private var mayRefetchForUnknownKey: Bool {
         guard let lastFetchStarted else { return true }
-        return now().timeIntervalSince(lastFetchStarted) >= Self.unknownKeyRefetchInterval.timeInterval
+        return now().timeIntervalSince(lastFetchStarted) >= Self.unknownKeyRefetchInterval.seconds
     }
 
     /// Fetches a new key set, or joins the fetch already under way.
@@ -60,7 +61,7 @@ public actor GoogleKeyCache {
         let (fetched, maxAge) = try await task.value
         let lifetime = min(max(maxAge ?? Self.defaultLifetime, Self.minimumLifetime), Self.maximumLifetime)
         keySet = fetched
-        expiresAt = now().addingTimeInterval(lifetime.timeInterval)
+        expiresAt = now().addingTimeInterval(lifetime.seconds)
         return fetched
     }
 
@@ -76,12 +77,5 @@ public actor GoogleKeyCache {
         } catch {
             throw PushTokenError(.keysUnavailable, "Google's key set is unusable: \(error)")
         }
-    }
-}
-
-extension Duration {
-    var timeInterval: TimeInterval {
-        let parts = components
-        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
     }
 }
