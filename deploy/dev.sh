@@ -159,6 +159,8 @@ ALTER ROLE storesync PASSWORD :'pw';
 ALTER ROLE postgres PASSWORD :'pw';
 SELECT 'CREATE DATABASE storesync OWNER storesync'
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'storesync') \gexec
+SELECT format('CREATE ROLE %I NOLOGIN', r) FROM unnest(ARRAY['storesync_worker', 'storesync_ingest']) r
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) \gexec
 SQL
     export DATABASE_URL=postgresql://storesync:$PASSWORD@127.0.0.1:$PG_PORT/storesync
     export STORESYNC_TEST_ADMIN_URL=postgresql://postgres:$PASSWORD@127.0.0.1:$PG_PORT/postgres

@@ -111,17 +111,26 @@ BEGIN
 END
 $$;
 
--- Least-privilege roles; grant them to login roles (see README, "Database roles").
+-- Least-privilege roles; grant them to login roles (see README, "Database roles"). Roles belong to the
+-- whole cluster: an administrator may create them beforehand, so a schema owner without CREATEROLE can
+-- still migrate.
 DO $$
+DECLARE
+    role_name text;
 BEGIN
-    CREATE ROLE storesync_worker NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
-END
-$$;
-DO $$
-BEGIN
-    CREATE ROLE storesync_ingest NOLOGIN;
-EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL;
+    FOREACH role_name IN ARRAY ARRAY['storesync_worker', 'storesync_ingest'] LOOP
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = role_name) THEN
+            BEGIN
+                EXECUTE format('CREATE ROLE %I NOLOGIN', role_name);
+            EXCEPTION
+                WHEN duplicate_object OR unique_violation THEN NULL;  -- created concurrently elsewhere
+                WHEN insufficient_privilege THEN
+                    RAISE EXCEPTION 'role % does not exist and % may not create it', role_name, current_user
+                        USING HINT = format('As an administrator run: CREATE ROLE %I NOLOGIN; then migrate again.',
+                                            role_name);
+            END;
+        END IF;
+    END LOOP;
 END
 $$;
 

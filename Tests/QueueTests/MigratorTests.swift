@@ -63,4 +63,24 @@ import Testing
             #expect(result.stderr.contains("storesync migrate"))
         }
     }
+
+    @Test func aSchemaOwnerWithoutCreateRoleCanMigrate() async throws {
+        // Least privilege: the owner that migrates need not create roles; an administrator made them (the
+        // template migration, run as one, did).
+        let owner = "storesync_owner_\(UInt32.random(in: 0...UInt32.max))"
+        let password = UUID().uuidString
+        let admin = try await PostgresConnection.connect(url: TestDatabase.adminURL)
+        try await admin.executeScript("CREATE ROLE \(owner) LOGIN NOCREATEROLE NOSUPERUSER PASSWORD '\(password)'")
+        try await TestDatabase.with(migrated: false) { database in
+            // The database owner owns its public schema (PostgreSQL 15's pg_database_owner).
+            try await admin.executeScript("ALTER DATABASE \(database.name) OWNER TO \(owner)")
+            guard var url = URLComponents(string: database.url) else { throw TestSetupError("unparsable test URL") }
+            url.user = owner
+            url.password = password
+            let result = try await ChildProcess.run("storesync", ["migrate"], environment: ["DATABASE_URL": url.string!])
+            #expect(result.status == 0, "migrate as \(owner) failed: \(result.stderr)")
+        }
+        try await admin.query("DROP ROLE \(owner)")
+        await admin.close()
+    }
 }
