@@ -29,15 +29,7 @@ import Testing
     }
 
     @Test func requestsBeyondThePerHostCapWaitTheirTurnWithinTheirTimeout() async throws {
-        let gate = Gate()
-        let entered = Counter()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/held") { _ in
-                entered.increment()
-                await gate.wait()
-                return .text(200, "released")
-            }
-        }
+        let (server, base, gate, entered) = try startHoldingServer("/held", answer: "released")
         let client = try HTTPClient()
         defer { gate.open() }
 
@@ -86,13 +78,7 @@ import Testing
     }
 
     @Test func requestTimeoutAgainstASlowHandler() async throws {
-        let gate = Gate()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/slow") { _ in
-                await gate.wait()
-                return .text(200, "late")
-            }
-        }
+        let (server, base, gate, _) = try startHoldingServer("/slow", answer: "late")
         let client = try HTTPClient()
         defer { gate.open() }
 
@@ -136,14 +122,7 @@ import Testing
     }
 
     @Test func cancellingSendAbortsTheTransfer() async throws {
-        let gate = Gate()
-        let entered = Counter()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/slow") { _ in
-                entered.increment()
-                await gate.wait()
-                return .text(200, "late")
-            }
+        let (server, base, gate, entered) = try startHoldingServer("/slow", answer: "late") { router in
             router.route("GET", "/fast") { _ in .text(200, "fast") }
         }
         let client = try HTTPClient()
@@ -167,15 +146,7 @@ import Testing
     }
 
     @Test func shutdownFailsRequestsInFlightAndLaterSends() async throws {
-        let gate = Gate()
-        let entered = Counter()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/slow") { _ in
-                entered.increment()
-                await gate.wait()
-                return .text(200, "late")
-            }
-        }
+        let (server, base, gate, entered) = try startHoldingServer("/slow", answer: "late")
         let client = try HTTPClient()
         defer { gate.open() }
 

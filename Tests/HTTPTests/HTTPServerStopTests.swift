@@ -4,14 +4,7 @@ import Testing
 
 @Suite struct HTTPServerStopTests {
     @Test func gracefulStopFinishesRequestsInFlightAndRefusesNewConnections() async throws {
-        let gate = Gate()
-        let entered = Counter()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/slow") { _ in
-                entered.increment()
-                await gate.wait()
-                return .text(200, "finished")
-            }
+        let (server, base, gate, entered) = try startHoldingServer("/slow", answer: "finished") { router in
             router.route("GET", "/fast") { _ in .text(200, "fast") }
         }
         let client = try HTTPClient()

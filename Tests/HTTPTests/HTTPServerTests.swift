@@ -104,14 +104,8 @@ import Testing
     }
 
     @Test func aSuspendedHandlerDoesNotHoldUpOtherRequests() async throws {
-        let gate = Gate()
-        let entered = Counter()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/slow") { _ in
-                entered.increment()
-                await gate.wait()  // resumed by the test, long after the handler started
-                return .text(200, "slow done")
-            }
+        // The slow handler is resumed by the test, long after it started.
+        let (server, base, gate, entered) = try startHoldingServer("/slow", answer: "slow done") { router in
             router.route("GET", "/fast") { _ in .text(200, "fast") }
         }
         let client = try HTTPClient()
@@ -136,13 +130,7 @@ import Testing
     }
 
     @Test func requestStateIsReleasedWhenTheClientGivesUp() async throws {
-        let gate = Gate()
-        let (server, base) = try startServer { router in
-            router.route("GET", "/slow") { _ in
-                await gate.wait()
-                return .text(200, "too late")
-            }
-        }
+        let (server, base, gate, _) = try startHoldingServer("/slow", answer: "too late")
         let client = try HTTPClient()
         defer { gate.open() }
 
@@ -178,17 +166,9 @@ import Testing
     }
 
     @Test func connectionsBeyondTheLimitWaitUntilOneCloses() async throws {
-        let gate = Gate()
-        let entered = Counter()
         var configuration = HTTPServerConfiguration()
         configuration.maxConnections = 2
-        let (server, base) = try startServer({ router in
-            router.route("GET", "/held") { _ in
-                entered.increment()
-                await gate.wait()
-                return .text(200, "ok")
-            }
-        }, configuration: configuration)
+        let (server, base, gate, entered) = try startHoldingServer("/held", answer: "ok", configuration: configuration)
         let client = try HTTPClient()
         defer { gate.open() }
 

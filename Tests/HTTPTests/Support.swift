@@ -64,6 +64,25 @@ func startServer(_ configure: (inout HTTPRouter) -> Void,
     return (server, "\(scheme)://127.0.0.1:\(server.port)")
 }
 
+/// A server whose `path` route counts each request that reaches it and holds it until `gate` opens, then
+/// answers `answer`: how tests keep requests in flight on demand. `configure` adds other routes.
+func startHoldingServer(_ path: String, answer: String, configuration: HTTPServerConfiguration = HTTPServerConfiguration(),
+                        _ configure: (inout HTTPRouter) -> Void = { _ in }) throws
+    -> (server: HTTPServer, base: String, gate: Gate, entered: Counter)
+{
+    let gate = Gate()
+    let entered = Counter()
+    let (server, base) = try startServer({ router in
+        router.route("GET", path) { _ in
+            entered.increment()
+            await gate.wait()
+            return .text(200, answer)
+        }
+        configure(&router)
+    }, configuration: configuration)
+    return (server, base, gate, entered)
+}
+
 /// Client requests default to a short timeout so a broken server fails a test instead of hanging it.
 func get(_ url: String, timeout: Duration = .seconds(10)) -> HTTPClientRequest {
     HTTPClientRequest(url: url, timeout: timeout)
