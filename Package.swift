@@ -41,10 +41,11 @@ let package = Package(
         .target(name: "Logging", swiftSettings: strict),
         .target(name: "Metrics", swiftSettings: strict),
 
-        // Domain.
+        // Domain. StoreModel holds the values the stores and the mirror exchange; it has no I/O.
+        .target(name: "StoreModel", swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
-        .target(name: "AppStore", dependencies: ["Crypto"], resources: [.embedInCode("AppleRootCA-G3.cer")],
+        .target(name: "AppStore", dependencies: ["Crypto", "StoreModel"], resources: [.embedInCode("AppleRootCA-G3.cer")],
                 swiftSettings: strict),
         .target(name: "GooglePlay", dependencies: ["Crypto", "Logging"], swiftSettings: strict),
 
@@ -66,6 +67,7 @@ let package = Package(
         .executableTarget(name: "storesync-testworker",
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
+        .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
