@@ -4,7 +4,7 @@ import PackageDescription
 /// Every numbered migration in `sql/`, compiled into the binary so a deployed `storesync` always carries
 /// exactly the schema it was built for. Listed by name (SwiftPM caches this manifest, so a directory listing
 /// here would miss new files); `Migration.all` names them too, and a test checks both against `sql/`.
-let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql"].map { .embedInCode("sql/\($0)") }
+let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0003__mirror.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -43,6 +43,7 @@ let package = Package(
 
         // Domain. StoreModel holds the values the stores and the mirror exchange; it has no I/O.
         .target(name: "StoreModel", swiftSettings: strict),
+        .target(name: "Mirror", dependencies: ["StoreModel", "Postgres"], swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto", "StoreModel"], resources: [.embedInCode("AppleRootCA-G3.cer")],

@@ -1,0 +1,80 @@
+import Foundation
+import Postgres
+import StoreModel
+
+/// Books store charges and refunds exactly once: the unique (store, transaction) keys on invoices, payments
+/// and refunds make a charge seen again — a duplicate notification, a resync, an overlapping history page —
+/// a no-op. Each kind of row is written for all charges in one statement.
+enum Booking {
+    struct Result {
+        var charges: [String] = []
+        var refunds: [String] = []
+        var reversals: [String] = []
+    }
+
+    static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, subscriptionID: Int64?,
+                     reverseMissingRefunds: Bool, reversedAt: Date, on db: isolated PostgresConnection) throws -> Result {
+        var result = Result()
+        guard !charges.isEmpty else { return result }
+        result.charges = try db.query("""
+            WITH c AS (
+                SELECT * FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::timestamptz[],
+                                     $10::timestamptz[], $11::timestamptz[], $12::text[])
+                    AS c(transaction_id, product_id, amount, currency, charged_at, period_start, period_end, reason)
+            ), invoice AS (
+                INSERT INTO invoices (purchase_id, customer_id, subscription_id, store, store_transaction_id,
+                                      store_product_id, amount_minor, currency, description, period_start, period_end,
+                                      issued_at)
+                SELECT $1, $2::uuid, $3, $4, transaction_id, product_id, amount, currency, reason || ' ' || product_id,
+                       period_start, period_end, charged_at
+                FROM c
+                ON CONFLICT (store, store_transaction_id) DO NOTHING
+                RETURNING id, store_transaction_id, amount_minor, currency, issued_at
+            )
+            INSERT INTO payments (invoice_id, store, store_transaction_id, amount_minor, currency, paid_at)
+            SELECT id, $4, store_transaction_id, amount_minor, currency, issued_at FROM invoice
+            RETURNING store_transaction_id
+            """, [purchaseID, customerID, subscriptionID, store.rawValue,
+                  PostgresArray(charges.map(\.transactionID)), PostgresArray(charges.map(\.productID)),
+                  PostgresArray(charges.map(\.amount.minorUnits)), PostgresArray(charges.map(\.amount.currency)),
+                  PostgresArray(charges.map(\.chargedAt)), PostgresArray(charges.map(\.periodStart)),
+                  PostgresArray(charges.map(\.periodEnd)), PostgresArray(charges.map(\.reason))])
+            .map { try $0.decode(0) }
+
+        let refunded = charges.filter { $0.refund != nil }
+        if !refunded.isEmpty {
+            // A refund booked again after a reversal is live again; a live one is left as it is.
+            result.refunds = try db.query("""
+                INSERT INTO refunds (invoice_id, payment_id, store, refunded_transaction_id, amount_minor, currency, kind,
+                                     reason, refunded_at)
+                SELECT i.id, p.id, $1, r.transaction_id, r.amount, r.currency, r.kind, r.reason, r.refunded_at
+                FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+                    AS r(transaction_id, amount, currency, kind, reason, refunded_at)
+                JOIN invoices i ON i.store = $1 AND i.store_transaction_id = r.transaction_id
+                JOIN payments p ON p.invoice_id = i.id
+                ON CONFLICT (store, refunded_transaction_id) DO UPDATE SET reversed_at = NULL,
+                    amount_minor = EXCLUDED.amount_minor, kind = EXCLUDED.kind, refunded_at = EXCLUDED.refunded_at
+                    WHERE refunds.reversed_at IS NOT NULL
+                RETURNING refunded_transaction_id
+                """, [store.rawValue, PostgresArray(refunded.map(\.transactionID)),
+                      PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits }),
+                      PostgresArray(refunded.compactMap { $0.refund?.amount.currency }),
+                      PostgresArray(refunded.compactMap { $0.refund?.kind }),
+                      PostgresArray(refunded.map { $0.refund?.reason }),
+                      PostgresArray(refunded.compactMap { $0.refund?.refundedAt })])
+                .map { try $0.decode(0) }
+        }
+
+        let unrefunded = charges.filter { $0.refund == nil }
+        if reverseMissingRefunds && !unrefunded.isEmpty {
+            // The store shows the charge without its refund any more: the refund was reversed. Its row stays.
+            result.reversals = try db.query("""
+                UPDATE refunds SET reversed_at = $3
+                WHERE store = $1 AND refunded_transaction_id = ANY($2::text[]) AND reversed_at IS NULL
+                RETURNING refunded_transaction_id
+                """, [store.rawValue, PostgresArray(unrefunded.map(\.transactionID)), reversedAt])
+                .map { try $0.decode(0) }
+        }
+        return result
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Postgres
+import StoreModel
+
+/// Applies what a store said about a purchase lineage to SubscriptionFlow's billing records. Store-agnostic:
+/// Apple and Google both arrive here as a `StoreSnapshot`. It runs inside the caller's transaction — the
+/// same one that records the notification's receipt and completes its job — so effects are all-or-nothing.
+public enum Mirror {
+    /// What applying one snapshot did.
+    public struct Outcome: Sendable, Equatable {
+        public let purchaseID: Int64
+        /// `false` when the purchase already holds newer store state: only new charges and refunds were booked.
+        public let applied: Bool
+        public let customerID: String?
+        public let linkedNow: Bool
+        public let previousState: StoreState?
+        public let state: StoreState
+        public let chargesBooked: Int
+        public let refundsBooked: Int
+        public let refundsReversed: Int
+
+        /// A short word for the job's outcome and the logs.
+        public var summary: String {
+            var words = [applied ? "applied \(state.rawValue)" : "stale: kept newer state"]
+            if customerID == nil { words.append("unlinked (pending claim)") } else if linkedNow { words.append("linked") }
+            if chargesBooked > 0 { words.append("\(chargesBooked) charge(s) booked") }
+            if refundsBooked > 0 { words.append("\(refundsBooked) refund(s) booked") }
+            if refundsReversed > 0 { words.append("\(refundsReversed) refund(s) reversed") }
+            return words.joined(separator: ", ")
+        }
+    }
+
+    /// Applies `snapshot` for `connection`. The caller has checked the environment (a mismatch is skipped
+    /// before anything is fetched); it is checked again here because mixing environments would book test
+    /// purchases as revenue. Throws `MirrorError` when the product is not mapped.
+    public static func apply(_ snapshot: StoreSnapshot, connection: StoreConnection, historyRevision: String? = nil,
+                             on db: isolated PostgresConnection) throws -> Outcome {
+        guard snapshot.store == connection.store else {
+            throw MirrorError(.storeMismatch, "a \(snapshot.store) snapshot cannot apply to \(connection.store) connection \(connection.id)")
+        }
+        guard snapshot.environment == connection.environment else {
+            throw MirrorError(.environmentMismatch, "a \(snapshot.environment.rawValue) purchase cannot be mirrored on "
+                + "\(connection.environment.rawValue) connection \(connection.id)")
+        }
+        _ = try db.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                         ["storesync.lineage:\(connection.id):\(snapshot.lineage)"])
+        let known = try KnownState.read(snapshot: snapshot, connection: connection, on: db)
+        guard let planPriceID = known.planPriceID else {
+            let basePlan = snapshot.basePlanID.map { " base plan \($0)" } ?? ""
+            throw MirrorError(.productNotMapped, "product \(snapshot.productID)\(basePlan) is not mapped on connection \(connection.id)")
+        }
+        let decision = Linking.decide(existingCustomerID: known.customerID, token: known.token,
+                                      requireIssuedTokens: connection.requireIssuedTokens)
+        let customerID: String?
+        switch decision {
+        case .keep(let id), .link(let id): customerID = id
+        case .unlinked: customerID = nil
+        }
+        let linkedNow = if case .link = decision { true } else { false }
+        let fresh = known.asOf.map { snapshot.asOf >= $0 } ?? true
+
+        let purchaseID = try Records.upsertPurchase(snapshot, connection: connection, existingID: known.purchaseID,
+                                                    customerID: customerID, fresh: fresh, historyRevision: historyRevision,
+                                                    on: db)
+        var subscriptionID: Int64?
+        if let customerID {
+            subscriptionID = try Records.upsertSubscription(snapshot, accountID: connection.accountID, customerID: customerID,
+                                                            planPriceID: planPriceID, purchaseID: purchaseID, fresh: fresh,
+                                                            on: db)
+        }
+        if linkedNow {
+            try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, subscriptionID: subscriptionID, on: db)
+        }
+        let booking = snapshot.ownership == .familyShared
+            ? Booking.Result()
+            : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
+                               subscriptionID: subscriptionID, reverseMissingRefunds: fresh, reversedAt: snapshot.asOf, on: db)
+
+        var timeline = Timeline(purchaseID: purchaseID, source: snapshot.source)
+        if fresh {
+            timeline.add(known.state == snapshot.state ? "refreshed" : "state_changed", [
+                "state": snapshot.state.rawValue, "previous_state": known.state?.rawValue, "product": snapshot.productID,
+                "expires_at": snapshot.expiresAt.map(Timeline.timestamp), "auto_renew": snapshot.autoRenew ? "true" : "false",
+            ])
+        } else {
+            timeline.add("stale_snapshot_ignored", ["as_of": Timeline.timestamp(snapshot.asOf), "state": snapshot.state.rawValue])
+        }
+        if linkedNow { timeline.add("linked", ["customer_id": customerID]) }
+        if customerID == nil && known.purchaseID == nil {
+            timeline.add("pending_claim", ["account_token": snapshot.accountToken == nil ? "none" : "unknown"])
+        }
+        booking.charges.forEach { timeline.add("charge_booked", ["transaction_id": $0]) }
+        booking.refunds.forEach { timeline.add("refund_booked", ["transaction_id": $0]) }
+        booking.reversals.forEach { timeline.add("refund_reversed", ["transaction_id": $0]) }
+        try timeline.write(on: db)
+
+        return Outcome(purchaseID: purchaseID, applied: fresh, customerID: customerID, linkedNow: linkedNow,
+                       previousState: known.state, state: fresh ? snapshot.state : (known.state ?? snapshot.state),
+                       chargesBooked: booking.charges.count, refundsBooked: booking.refunds.count,
+                       refundsReversed: booking.reversals.count)
+    }
+}
+
+/// What the database already knows that the rules need, in one round trip.
+struct KnownState {
+    let planPriceID: Int64?
+    let purchaseID: Int64?
+    let customerID: String?
+    let asOf: Date?
+    let state: StoreState?
+    let token: Linking.TokenMatch
+
+    static func read(snapshot: StoreSnapshot, connection: StoreConnection,
+                     on db: isolated PostgresConnection) throws -> KnownState {
+        // Tokens and customer ids are UUIDs; anything else cannot match either and is not sent to a uuid cast.
+        let tokenUUID = snapshot.accountToken.flatMap { UUID(uuidString: $0)?.uuidString.lowercased() }
+        let row = try db.query("""
+            SELECT (SELECT plan_price_id FROM product_mappings
+                    WHERE connection_id = $1 AND store_product_id = $3 AND base_plan_id = $4),
+                   p.id, p.customer_id::text, p.as_of, p.store_state,
+                   (SELECT customer_id::text FROM account_tokens WHERE token = $5::uuid AND account_id = $6),
+                   (SELECT id::text FROM customers WHERE id = $5::uuid AND account_id = $6)
+            FROM (SELECT 1) AS one
+            LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
+            """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
+                  connection.accountID])[0]
+        let token: Linking.TokenMatch
+        if snapshot.accountToken == nil {
+            token = .none
+        } else if let issued: String = try row.decodeOptional(5) {
+            token = .issued(customerID: issued)
+        } else if let raw: String = try row.decodeOptional(6) {
+            token = .rawCustomerID(customerID: raw)
+        } else {
+            token = .unknown
+        }
+        let stateName: String? = try row.decodeOptional(4)
+        return KnownState(planPriceID: try row.decodeOptional(0), purchaseID: try row.decodeOptional(1),
+                          customerID: try row.decodeOptional(2), asOf: try row.decodeOptional(3),
+                          state: stateName.flatMap(StoreState.init(rawValue:)), token: token)
+    }
+}

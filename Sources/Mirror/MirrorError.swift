@@ -1,0 +1,29 @@
+/// Why a snapshot could not be applied. Every code here is permanent for the job at hand: retrying the same
+/// answer cannot help until on-call changes the configuration (and replays the dead letter).
+public struct MirrorError: Error, CustomStringConvertible, Sendable, Equatable {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// No product mapping for the store product (and base plan) on this connection.
+        public static let productNotMapped = Code("product not mapped")
+        /// The snapshot belongs to a different store than the connection.
+        public static let storeMismatch = Code("store mismatch")
+        /// The purchase's environment is not the connection's: mirroring it would mix test and real revenue.
+        public static let environmentMismatch = Code("environment mismatch")
+        /// No such customer in the account.
+        public static let unknownCustomer = Code("unknown customer")
+        /// The store connection does not exist (deleted while its jobs were queued).
+        public static let unknownConnection = Code("unknown connection")
+        public var description: String { name }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
