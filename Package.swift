@@ -58,7 +58,8 @@ let package = Package(
 
         // Faces.
         .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
-                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations"],
+                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Mirror",
+                                            "StoreModel"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 

@@ -15,7 +15,8 @@ protocol Command: Sendable {
 public enum StoreSyncCLI {
     static let commands: [any Command.Type] = [
         MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
-        AccountsCommand.self, VerifyCommand.self, BenchCommand.self,
+        AccountsCommand.self, ConnectionsCommand.self, PlansCommand.self, ProductsCommand.self, CustomersCommand.self,
+        TokensCommand.self, VerifyCommand.self, BenchCommand.self,
     ]
 
     static var usage: String {

@@ -1,0 +1,100 @@
+import Foundation
+import Mirror
+import Postgres
+import StoreModel
+
+struct ProductsCommand: Command {
+    static let name = "products"
+    static let summary = "map store products to plan prices, list a connection's mappings"
+    static let usage = """
+        usage: storesync products map --connection C --product P [--base-plan B] --plan-price X
+               storesync products list --connection C [--json]
+
+        Purchases of store product P (and, on Google Play, base plan B) through connection C mirror into plan
+        price X, which must belong to the connection's account. Mapping a product again replaces its plan
+        price. A notification for an unmapped product is dead-lettered; map it, then replay the dead letter.
+        """
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        let json = arguments.flag("--json")
+        switch arguments.positional() {
+        case "map"?:
+            guard let connection = try arguments.option("--connection") else { throw UsageError("--connection is required") }
+            guard let product = try arguments.option("--product") else { throw UsageError("--product is required") }
+            let basePlan = try arguments.option("--base-plan")
+            guard let planPrice = try arguments.option("--plan-price") else { throw UsageError("--plan-price is required") }
+            try arguments.finish()
+            let connectionID = try Parse.id(connection, "--connection")
+            let productID = try Parse.text(product, "--product", maxBytes: 255)
+            let basePlanID = try basePlan.map { try Parse.text($0, "--base-plan", maxBytes: 255) }
+            let planPriceID = try Parse.id(planPrice, "--plan-price")
+            try await environment.withPool { pool in
+                try await pool.transaction { db in
+                    guard let found = try StoreConnections.get(id: connectionID, on: db) else {
+                        throw SetupError(.notFound, "no connection \(connectionID)")
+                    }
+                    // Apple has no base plans: a mapping with one would never match a purchase.
+                    if basePlanID != nil, found.store == .apple {
+                        throw SetupError(.mismatch, "--base-plan is for Google Play; connection \(connectionID) is an App Store connection")
+                    }
+                    try Catalog.mapProduct(connectionID: connectionID, productID: productID, basePlanID: basePlanID,
+                                           planPriceID: planPriceID, on: db)
+                }
+            }
+            let base = basePlanID.map { " base plan \($0)" } ?? ""
+            Output.print("product \(productID)\(base) on connection \(connectionID) maps to plan price \(planPriceID)")
+            return 0
+        case "list"?:
+            guard let connection = try arguments.option("--connection") else { throw UsageError("--connection is required") }
+            try arguments.finish()
+            let connectionID = try Parse.id(connection, "--connection")
+            let mappings = try await environment.withPool { pool in
+                try await pool.withConnection { db in try await readMappings(connectionID: connectionID, on: db) }
+            }
+            guard let mappings else { throw SetupError(.notFound, "no connection \(connectionID)") }
+            if json {
+                Output.print(Output.Value.array(mappings.map { mapping in
+                    Output.Value.object([("product", .string(mapping.product)),
+                             ("base_plan", mapping.basePlan.isEmpty ? .null : .string(mapping.basePlan)),
+                             ("plan_price_id", .int(Int(mapping.planPriceID))), ("plan", .string(mapping.plan)),
+                             ("price", .string(mapping.price)), ("amount_minor", .int(Int(mapping.amount.minorUnits))),
+                             ("currency", .string(mapping.amount.currency)), ("period", .string(mapping.period))])
+                }).text)
+            } else {
+                Output.print(mappings.isEmpty ? "no products mapped on connection \(connectionID)" : Output.table(
+                    ["PRODUCT", "BASE PLAN", "PLAN PRICE", "PLAN", "PRICE", "AMOUNT", "PERIOD"],
+                    mappings.map { [$0.product, $0.basePlan.isEmpty ? "-" : $0.basePlan, String($0.planPriceID), $0.plan,
+                                    $0.price, $0.amount.description, $0.period] }))
+            }
+            return 0
+        case let other?:
+            throw UsageError("unknown action \(Parse.quoted(other)); say map or list")
+        case nil:
+            throw UsageError("say map or list")
+        }
+    }
+
+    struct Mapping: Sendable {
+        let product: String
+        let basePlan: String
+        let planPriceID: Int64
+        let plan: String
+        let price: String
+        let amount: Money
+        let period: String
+    }
+
+    /// The connection's mappings with what they map to; `nil` when there is no such connection.
+    private static func readMappings(connectionID: Int64, on db: isolated PostgresConnection) throws -> [Mapping]? {
+        guard try !db.query("SELECT 1 FROM store_connections WHERE id = $1", [connectionID]).isEmpty else { return nil }
+        return try db.query("""
+            SELECT m.store_product_id, m.base_plan_id, pp.id, p.code, pp.code, pp.amount_minor, pp.currency, pp.period
+            FROM product_mappings m JOIN plan_prices pp ON pp.id = m.plan_price_id JOIN plans p ON p.id = pp.plan_id
+            WHERE m.connection_id = $1 ORDER BY m.store_product_id, m.base_plan_id
+            """, [connectionID]).map { row in
+            Mapping(product: try row.decode(0), basePlan: try row.decode(1), planPriceID: try row.decode(2),
+                    plan: try row.decode(3), price: try row.decode(4),
+                    amount: Money(minorUnits: try row.decode(5), currency: try row.decode(6)), period: try row.decode(7))
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Postgres
+import StoreModel
+
+/// A setup command that was understood but could not be carried out (a missing record, a duplicate):
+/// printed as one line, exit status 1.
+struct SetupError: Error, CustomStringConvertible, Sendable {
+    struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        /// The account, connection, customer or token named on the command line does not exist.
+        static let notFound = Code("not found")
+        /// The record would duplicate one that exists (a unique constraint said so).
+        static let alreadyExists = Code("already exists")
+        /// The records named exist but do not go together (an option that does not apply to the store).
+        static let mismatch = Code("mismatch")
+        var description: String { name }
+    }
+
+    let code: Code
+    let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    var description: String { message }
+}
+
+/// Parsers for the setup commands' arguments (accounts, connections, catalogue, customers, tokens), each
+/// naming the option in its error and bounding what it accepts.
+extension Parse {
+    /// Plan, price and entitlement codes, as the catalogue tables constrain them.
+    static func code(_ text: String, _ name: String) throws -> String {
+        guard text.range(of: "^[A-Za-z0-9._-]{1,100}$", options: .regularExpression) != nil else {
+            throw UsageError("\(name) must be 1…100 of A-Z a-z 0-9 . _ -, got \(quoted(text))")
+        }
+        return text
+    }
+
+    /// A positive database id (connections, plan prices).
+    static func id(_ text: String, _ name: String) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else { throw UsageError("\(name) must be a positive integer id, got \(quoted(text))") }
+        return id
+    }
+
+    /// A UUID (customer ids, account tokens), normalised to lowercase as PostgreSQL prints it.
+    static func uuid(_ text: String, _ name: String) throws -> String {
+        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else {
+            throw UsageError("\(name) must be a UUID, got \(quoted(text))")
+        }
+        return uuid.uuidString.lowercased()
+    }
+
+    static func onOff(_ text: String, _ name: String) throws -> Bool {
+        switch text {
+        case "on": return true
+        case "off": return false
+        default: throw UsageError("\(name) must be on or off, got \(quoted(text))")
+        }
+    }
+
+    /// Free text stored as given (names, product ids): 1…`maxBytes` bytes without control characters.
+    static func text(_ text: String, _ name: String, maxBytes: Int) throws -> String {
+        guard !text.isEmpty, text.utf8.count <= maxBytes,
+              !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw UsageError("\(name) must be 1…\(maxBytes) bytes without control characters, got \(quoted(text))")
+        }
+        return text
+    }
+
+    /// An ISO 4217 code (`usd` is taken as `USD`).
+    static func currency(_ text: String) throws -> String {
+        let code = text.uppercased()
+        guard code.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil else {
+            throw UsageError("--currency must be a three-letter ISO 4217 code like USD, got \(quoted(text))")
+        }
+        return code
+    }
+
+    /// A decimal amount such as `9.99`, read exactly into minor units of `currency`: never through floating
+    /// point, and never rounded — more decimals than the currency has is refused, because the price would
+    /// not be what the operator typed.
+    static func amount(_ text: String, currency: String) throws -> Money {
+        guard text.range(of: "^[0-9]{1,18}(\\.[0-9]{1,18})?$", options: .regularExpression) != nil else {
+            throw UsageError("--amount must be a non-negative decimal number like 9.99, got \(quoted(text))")
+        }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let fraction = parts.count == 2 ? String(parts[1]) : ""
+        let exponent = Money.exponent(of: currency)
+        guard fraction.count <= exponent else {
+            throw UsageError("--amount \(text) has more decimals than \(currency) allows (\(exponent))")
+        }
+        let digits = String(parts[0]) + fraction + String(repeating: "0", count: exponent - fraction.count)
+        guard let minorUnits = Int64(digits) else { throw UsageError("--amount \(text) is too large") }
+        return Money(minorUnits: minorUnits, currency: currency)
+    }
+
+    /// `--account`: an account id, or the host its webhooks arrive on.
+    static func account(_ text: String) throws -> AccountReference {
+        if let id = Int64(text) {
+            guard id > 0 else { throw UsageError("--account must be an account id or host, got \(quoted(text))") }
+            return .id(id)
+        }
+        let host = text.lowercased()
+        guard host.utf8.count <= 253, !host.isEmpty,
+              host.utf8.allSatisfy({ $0 == 0x2e || $0 == 0x2d || (0x30...0x39).contains($0) || (0x61...0x7a).contains($0) })
+        else { throw UsageError("--account must be an account id or host, got \(quoted(text))") }
+        return .host(host)
+    }
+
+    /// Reads a small file whole, refusing one larger than `limit` bytes.
+    static func file(_ path: String, _ name: String, limit: Int) throws -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError("cannot read \(name) file \(path)") }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: limit + 1) ?? Data()
+        } catch {
+            throw UsageError("cannot read \(name) file \(path): \(error.localizedDescription)")
+        }
+        guard data.count <= limit else { throw UsageError("\(name) file \(path) is larger than \(limit) bytes") }
+        return data
+    }
+
+    /// Echoes a bad value back, cut short so a pasted file cannot flood the terminal.
+    static func quoted(_ text: String) -> String {
+        text.count > 64 ? String(text.prefix(64)).debugDescription + "…" : text.debugDescription
+    }
+}
+
+/// How the command line names an account.
+enum AccountReference: Sendable {
+    case id(Int64)
+    case host(String)
+
+    /// The account's id; fails with `SetupError.notFound` when there is no such account.
+    func resolve(on pool: PostgresPool) async throws -> Int64 {
+        let rows: PostgresRows
+        switch self {
+        case .id(let id): rows = try await pool.query("SELECT id FROM accounts WHERE id = $1", [id])
+        case .host(let host): rows = try await pool.query("SELECT id FROM accounts WHERE host = $1", [host])
+        }
+        guard let id = try rows.first?.decode(0, as: Int64.self) else {
+            switch self {
+            case .id(let id): throw SetupError(.notFound, "no account \(id)")
+            case .host(let host): throw SetupError(.notFound, "no account for host \(host)")
+            }
+        }
+        return id
+    }
+}
+
+extension SetupError {
+    /// Turns a unique violation into `alreadyExists` with `message`; other errors pass through.
+    static func duplicate<T>(_ message: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.code == .uniqueViolation {
+            throw SetupError(.alreadyExists, message)
+        }
+    }
+}
