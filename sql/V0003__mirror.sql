@@ -22,7 +22,8 @@ CREATE TABLE store_connections (
     api_issuer_id               text CHECK (length(api_issuer_id) <= 100),
     api_private_key             text CHECK (length(api_private_key) <= 16384),
     -- For a simulator or a proxy; NULL means the store's own API.
-    api_base_url                text CHECK (api_base_url ~ '^https?://[^\s]{1,2000}$'),
+    -- (Length apart from the pattern: PostgreSQL regular expressions allow repetition counts up to 255 only.)
+    api_base_url                text CHECK (length(api_base_url) <= 2000 AND api_base_url ~ '^https?://[^\s]+$'),
     -- PEM certificates trusted as the store's signing root instead of Apple Root CA - G3 (a simulator).
     trusted_roots_pem           text CHECK (length(trusted_roots_pem) <= 65536),
     created_at                  timestamptz NOT NULL DEFAULT now(),
