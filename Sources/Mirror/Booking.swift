@@ -15,6 +15,10 @@ enum Booking {
     static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, subscriptionID: Int64?,
                      reverseMissingRefunds: Bool, reversedAt: Date, on db: isolated PostgresConnection) throws -> Result {
         var result = Result()
+        // An answer may list a charge twice (overlapping history pages), and an upsert that meets the same row
+        // twice in one statement fails: each charge goes in once, as first listed.
+        var seen = Set<String>()
+        let charges = charges.filter { seen.insert($0.transactionID).inserted }
         guard !charges.isEmpty else { return result }
         result.charges = try db.query("""
             WITH c AS (
