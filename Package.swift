@@ -77,6 +77,8 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport"],
                     swiftSettings: strict),
+        .testTarget(name: "MirrorTests", dependencies: ["Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
+                    swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
                                                       "storesync", "storesync-testworker", "AppStore", "Crypto", "HTTP"],

@@ -13,8 +13,12 @@ enum Booking {
     }
 
     static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, subscriptionID: Int64?,
-                     reverseMissingRefunds: Bool, reversedAt: Date, on db: isolated PostgresConnection) throws -> Result {
+                     reverseMissingRefunds: Bool, asOf: Date, on db: isolated PostgresConnection) throws -> Result {
         var result = Result()
+        // An answer may list a charge twice (overlapping history pages), and an upsert that meets the same row
+        // twice in one statement fails: each charge goes in once, as first listed.
+        var seen = Set<String>()
+        let charges = charges.filter { seen.insert($0.transactionID).inserted }
         guard !charges.isEmpty else { return result }
         result.charges = try db.query("""
             WITH c AS (
@@ -43,7 +47,8 @@ enum Booking {
 
         let refunded = charges.filter { $0.refund != nil }
         if !refunded.isEmpty {
-            // A refund booked again after a reversal is live again; a live one is left as it is.
+            // A refund the store shows again after its reversal is live again — but only in an answer newer than
+            // the reversal: a late copy of the original refund notification must not undo it. A live one is left.
             result.refunds = try db.query("""
                 INSERT INTO refunds (invoice_id, payment_id, store, refunded_transaction_id, amount_minor, currency, kind,
                                      reason, refunded_at)
@@ -54,14 +59,14 @@ enum Booking {
                 JOIN payments p ON p.invoice_id = i.id
                 ON CONFLICT (store, refunded_transaction_id) DO UPDATE SET reversed_at = NULL,
                     amount_minor = EXCLUDED.amount_minor, kind = EXCLUDED.kind, refunded_at = EXCLUDED.refunded_at
-                    WHERE refunds.reversed_at IS NOT NULL
+                    WHERE refunds.reversed_at < $8
                 RETURNING refunded_transaction_id
                 """, [store.rawValue, PostgresArray(refunded.map(\.transactionID)),
                       PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits }),
                       PostgresArray(refunded.compactMap { $0.refund?.amount.currency }),
                       PostgresArray(refunded.compactMap { $0.refund?.kind }),
                       PostgresArray(refunded.map { $0.refund?.reason }),
-                      PostgresArray(refunded.compactMap { $0.refund?.refundedAt })])
+                      PostgresArray(refunded.compactMap { $0.refund?.refundedAt }), asOf])
                 .map { try $0.decode(0) }
         }
 
@@ -72,7 +77,7 @@ enum Booking {
                 UPDATE refunds SET reversed_at = $3
                 WHERE store = $1 AND refunded_transaction_id = ANY($2::text[]) AND reversed_at IS NULL
                 RETURNING refunded_transaction_id
-                """, [store.rawValue, PostgresArray(unrefunded.map(\.transactionID)), reversedAt])
+                """, [store.rawValue, PostgresArray(unrefunded.map(\.transactionID)), asOf])
                 .map { try $0.decode(0) }
         }
         return result

@@ -74,7 +74,7 @@ public enum Mirror {
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
-                               subscriptionID: subscriptionID, reverseMissingRefunds: fresh, reversedAt: snapshot.asOf, on: db)
+                               subscriptionID: subscriptionID, reverseMissingRefunds: fresh, asOf: snapshot.asOf, on: db)
 
         var timeline = Timeline(purchaseID: purchaseID, source: snapshot.source)
         if fresh {
