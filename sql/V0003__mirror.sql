@@ -109,6 +109,10 @@ CREATE TABLE store_purchases (
     base_plan_id      text,
     store_state       text NOT NULL CHECK (store_state IN ('active', 'grace', 'on_hold', 'paused', 'expired', 'revoked')),
     expires_at        timestamptz,
+    period_start      timestamptz,
+    grace_ends_at     timestamptz,
+    auto_renew        boolean NOT NULL DEFAULT false,
+    in_free_trial     boolean NOT NULL DEFAULT false,
     -- The store's latest answer, verbatim, and when it was true: older answers never overwrite it.
     snapshot          jsonb NOT NULL,
     as_of             timestamptz NOT NULL,

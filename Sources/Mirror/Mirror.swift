@@ -64,9 +64,12 @@ public enum Mirror {
                                                     on: db)
         var subscriptionID: Int64?
         if let customerID {
-            subscriptionID = try Records.upsertSubscription(snapshot, accountID: connection.accountID, customerID: customerID,
-                                                            planPriceID: planPriceID, purchaseID: purchaseID, fresh: fresh,
-                                                            on: db)
+            let mirrored = fresh
+                ? Records.MirroredState(snapshot, planPriceID: planPriceID)
+                : try Records.MirroredState(storedFor: purchaseID, store: snapshot.store, on: db)
+                    ?? Records.MirroredState(snapshot, planPriceID: planPriceID)
+            subscriptionID = try Records.upsertSubscription(mirrored, accountID: connection.accountID, customerID: customerID,
+                                                            purchaseID: purchaseID, overwrite: fresh, on: db)
         }
         if linkedNow {
             try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, subscriptionID: subscriptionID, on: db)
