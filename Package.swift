@@ -46,8 +46,8 @@ let package = Package(
         .target(name: "Mirror", dependencies: ["StoreModel", "Postgres"], swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
-        .target(name: "AppStore", dependencies: ["Crypto", "StoreModel"], resources: [.embedInCode("AppleRootCA-G3.cer")],
-                swiftSettings: strict),
+        .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel"],
+                resources: [.embedInCode("AppleRootCA-G3.cer")], swiftSettings: strict),
         .target(name: "GooglePlay", dependencies: ["Crypto", "Logging"], swiftSettings: strict),
 
         // Services.
@@ -71,7 +71,7 @@ let package = Package(
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
