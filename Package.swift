@@ -53,11 +53,13 @@ let package = Package(
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
+        .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "StoreModel", "Crypto", "HTTP",
+                                             "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
                 swiftSettings: strict),
 
         // Faces.
-        .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
+        .target(name: "CLI", dependencies: ["Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
                                             "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Mirror",
                                             "StoreModel"],
                 swiftSettings: strict),

@@ -80,6 +80,15 @@ enum Parse {
     }
 
     /// `250ms`, `30s`, `5m`, `2h`, or a bare number of seconds.
+    /// A share such as `0.25` or `1`: more than 0, at most 1000 (a benchmark may lift limits far above the
+    /// stores' published ones).
+    static func fraction(_ text: String, _ name: String) throws -> Double {
+        guard text.utf8.count <= 20, let value = Double(text), value.isFinite, value > 0, value <= 1000 else {
+            throw UsageError("\(name) must be a number greater than 0 and at most 1000, not \(text.prefix(20).debugDescription)")
+        }
+        return value
+    }
+
     static func duration(_ text: String, _ name: String, range: ClosedRange<Duration>) throws -> Duration {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
         var number = text

@@ -5,6 +5,7 @@ import Migrations
 import Operations
 import Postgres
 import Queue
+import Sync
 import Systemd
 import Worker
 
@@ -25,6 +26,9 @@ struct WorkCommand: Command {
           --grace-period D     time to finish in-flight jobs on stop     env STORESYNC_GRACE_PERIOD  default 30s
           --metrics-listen     /metrics, /healthz, /readyz               env STORESYNC_METRICS_LISTEN
                                                                          default 127.0.0.1:9464
+          --store-rate-share F share of each store's published API rate  env STORESYNC_STORE_RATE_SHARE
+                               limits this process may use (with N       default 1
+                               worker processes, use 1/N)
 
         Durations: 500ms, 30s, 5m, 2h. Database connections per process: STORESYNC_DB_POOL_SIZE (default 6)
         plus one for LISTEN.
@@ -54,6 +58,10 @@ struct WorkCommand: Command {
         let metricsListen = try arguments.option("--metrics-listen") ?? environment.string("STORESYNC_METRICS_LISTEN")
             ?? "127.0.0.1:9464"
         let listen = metricsListen == "off" ? nil : try Listen(metricsListen, "--metrics-listen")
+        var sync = SyncHandlers.Configuration()
+        if let share = try arguments.option("--store-rate-share") ?? environment.string("STORESYNC_STORE_RATE_SHARE") {
+            sync.rateLimitShare = try Parse.fraction(share, "--store-rate-share")
+        }
         try arguments.finish()
         let postgres = try environment.postgres(defaultSize: 6, applicationName: "storesync-work")
         let pool = PostgresPool(postgres)
@@ -61,6 +69,8 @@ struct WorkCommand: Command {
 
         var registry = HandlerRegistry()
         registry.register(PurgeHandler.kind, PurgeHandler())
+        let http = try HTTPClient()
+        SyncHandlers.register(into: &registry, http: http, configuration: sync)
         configuration.schedules = [PurgeHandler.schedule]
 
         let metrics = MetricsRegistry()
@@ -85,6 +95,7 @@ struct WorkCommand: Command {
         signals.cancel()
         sampler.cancel()
         await server?.stop(grace: .seconds(2))
+        await http.shutdown()
         await pool.close()
         return 0
     }

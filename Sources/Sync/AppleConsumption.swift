@@ -1,0 +1,142 @@
+import AppStore
+import Foundation
+import Mirror
+import Postgres
+import Queue
+import Worker
+
+/// Deadlines beat backlog: consumption answers are due 12 hours after Apple asks, so they lease before
+/// notifications and far before resync work.
+enum JobPriority {
+    static let consumption: Int16 = 100
+    static let notification: Int16 = 0
+}
+
+/// Turns a verified `CONSUMPTION_REQUEST` into an `apple.consumption` job due by `signedDate` + 12 h.
+struct AppleConsumptionScheduler: Sendable {
+    static let window: TimeInterval = 12 * 3600
+
+    func schedule(_ notification: NotificationPayload, connection: StoreConnection,
+                  tools: AppleConnectionRegistry.Tools, receipt: Receipt) throws -> JobResult {
+        guard connection.answerConsumptionRequests else {
+            return receipt.complete("skipped: consumption requests are not answered on this connection")
+        }
+        guard let signed = notification.data?.signedTransactionInfo else {
+            throw JobFailure.permanent("CONSUMPTION_REQUEST without signedTransactionInfo")
+        }
+        let transaction: TransactionPayload
+        do {
+            transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
+                .verifyTransaction(signed)
+        } catch let error as AppStoreVerificationError {
+            throw StoreFailures.verification(error)
+        }
+        guard let transactionID = transaction.transactionId else {
+            throw JobFailure.permanent("CONSUMPTION_REQUEST names no transactionId")
+        }
+        let deadline = (notification.signedDate ?? Date()).addingTimeInterval(Self.window)
+        let task = AppleConsumptionTask(connectionID: connection.id, transactionID: transactionID,
+                                        deadlineMilliseconds: Int64(deadline.timeIntervalSince1970 * 1000),
+                                        notificationUUID: notification.notificationUUID,
+                                        productType: transaction.type ?? ConsumptionRequest.ProductType.autoRenewableSubscription.rawValue)
+        let payload = String(decoding: try JSONEncoder().encode(task), as: UTF8.self)
+        return receipt.complete("consumption answer scheduled") { db in
+            _ = try JobQueue.enqueue(NewJob(kind: AppleConsumptionHandler.kind, payload: payload,
+                                            priority: JobPriority.consumption,
+                                            uniqueKey: "apple.consumption:\(connection.id):\(transactionID)"), on: db)
+        }
+    }
+}
+
+/// The `apple.consumption` job's payload.
+struct AppleConsumptionTask: Codable, Sendable {
+    let connectionID: Int64
+    let transactionID: String
+    let deadlineMilliseconds: Int64
+    let notificationUUID: String
+    /// The disputed transaction's `type`, which decides the rules for `consumptionPercentage`.
+    let productType: String
+
+    var deadline: Date { Date(timeIntervalSince1970: Double(deadlineMilliseconds) / 1000) }
+}
+
+/// The `apple.consumption` job: answers Apple's consumption request with the usage values the backend
+/// recorded — only with the customer's consent, only before the deadline.
+struct AppleConsumptionHandler: JobHandler {
+    static let kind = "apple.consumption"
+
+    let registry: AppleConnectionRegistry
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        guard let task = try? JSONDecoder().decode(AppleConsumptionTask.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload is not an apple.consumption task")
+        }
+        guard Date() < task.deadline else {
+            throw JobFailure.permanent("deadline passed: Apple wanted the answer by \(task.deadline.formatted(.iso8601))")
+        }
+        let (connection, usage) = try await context.pool.transaction { db in
+            (try StoreConnections.get(id: task.connectionID, on: db), try ConsumptionUsage.find(task.transactionID, on: db))
+        }
+        guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
+        guard connection.answerConsumptionRequests else {
+            return .done("skipped: consumption requests are not answered on this connection")
+        }
+        guard let usage, usage.customerConsented else { return .done("skipped: no consent") }
+        let request: ConsumptionRequest
+        do {
+            request = try usage.request(defaultPreference: connection.consumptionRefundPreference,
+                                        productType: task.productType)
+        } catch {
+            throw JobFailure.permanent("the recorded usage cannot be sent: \(error)")
+        }
+        let tools = try registry.tools(for: connection)
+        do {
+            try await tools.client.sendConsumption(transactionID: task.transactionID, request: request)
+        } catch let error as AppStoreAPIError {
+            throw StoreFailures.api(error, attempt: job.attempt, vouched: false)
+        }
+        return .done("sent")
+    }
+}
+
+/// What the backend recorded about a transaction's consumption (`consumption_usage`).
+struct ConsumptionUsage: Sendable {
+    let customerConsented: Bool
+    let deliveryStatus: String
+    let sampleContentProvided: Bool
+    let consumptionPercentage: Int?
+    let refundPreference: String?
+
+    /// Apple's request from these values, validated by Apple's documented rules before anything is sent.
+    func request(defaultPreference: String?, productType: String) throws -> ConsumptionRequest {
+        guard let delivery = ConsumptionRequest.DeliveryStatus(rawValue: deliveryStatus) else {
+            throw JobFailure.permanent("unknown deliveryStatus \(deliveryStatus)")
+        }
+        guard let type = ConsumptionRequest.ProductType(rawValue: productType) else {
+            throw JobFailure.permanent("consumption answers are not supported for product type \(productType)")
+        }
+        let preference = try (refundPreference ?? defaultPreference).map { name in
+            guard let preference = ConsumptionRequest.RefundPreference(rawValue: name) else {
+                throw JobFailure.permanent("unknown refundPreference \(name)")
+            }
+            return preference
+        }
+        let request = ConsumptionRequest(customerConsented: customerConsented, deliveryStatus: delivery,
+                                         sampleContentProvided: sampleContentProvided,
+                                         consumptionPercentage: consumptionPercentage, refundPreference: preference,
+                                         productType: type)
+        try request.validate()
+        return request
+    }
+
+    static func find(_ transactionID: String, on db: isolated PostgresConnection) throws -> ConsumptionUsage? {
+        try db.query("""
+            SELECT customer_consented, delivery_status, sample_content_provided, consumption_percentage, refund_preference
+            FROM consumption_usage WHERE store_transaction_id = $1
+            """, [transactionID]).first.map {
+            ConsumptionUsage(customerConsented: try $0.decode(0), deliveryStatus: try $0.decode(1),
+                             sampleContentProvided: try $0.decode(2), consumptionPercentage: try $0.decodeOptional(3),
+                             refundPreference: try $0.decodeOptional(4))
+        }
+    }
+}

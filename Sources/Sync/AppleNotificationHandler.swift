@@ -1,0 +1,115 @@
+import AppStore
+import Foundation
+import Logging
+import Mirror
+import Postgres
+import Queue
+import StoreModel
+import Worker
+
+/// The `apple.notification` job: verify → dedup → environment → re-fetch → mirror, with the receipt, the
+/// mirror's writes and the job's completion committed together. The notification only says *that*
+/// something happened; what happened comes from the App Store Server API.
+struct AppleNotificationHandler: JobHandler {
+    static let kind = "apple.notification"
+
+    let registry: AppleConnectionRegistry
+    let consumption: AppleConsumptionScheduler
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let envelope = try IngestEnvelope(job)
+        let signedPayload: String
+        let routing: NotificationRouting
+        do {
+            signedPayload = try NotificationRouting.signedPayload(fromBody: envelope.body)
+            routing = try NotificationRouting(unverified: signedPayload)
+        } catch let error as AppStoreVerificationError {
+            throw StoreFailures.verification(error)
+        }
+        let connections = try await context.pool.transaction { db in
+            try StoreConnections.find(accountID: envelope.accountID, store: .apple, appIdentifier: routing.bundleID, on: db)
+        }
+        guard !connections.isEmpty else {
+            throw JobFailure.permanent("no store connection for bundle \(routing.bundleID) in account \(envelope.accountID)")
+        }
+        // The connection of the notification's own environment if there is one; otherwise the app's only
+        // connection, which then skips it as an environment mismatch.
+        let connection = connections.first { $0.environment.rawValue == routing.environment?.rawValue } ?? connections[0]
+        let tools = try registry.tools(for: connection)
+
+        let notification: NotificationPayload
+        do {
+            let verifier = try tools.verifier(for: routing.environment ?? .production, claimedAppAppleID: routing.appAppleID)
+            notification = try verifier.verifyNotification(signedPayload)
+        } catch let error as AppStoreVerificationError {
+            throw StoreFailures.verification(error)
+        }
+        let uuid = notification.notificationUUID
+        let event = [notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: "/")
+        context.logger.debug("notification verified", ["uuid": .string(uuid), "type": .string(event),
+                                                        "connection": .int(Int(connection.id))])
+
+        if try await Self.alreadyProcessed(uuid, pool: context.pool) { return .done("duplicate") }
+        let receipt = Receipt(messageID: uuid, receivedAt: envelope.receivedAt, jobID: job.id)
+
+        if routing.environment?.rawValue != connection.environment.rawValue {
+            return receipt.complete("skipped: environment mismatch")
+        }
+        switch notification.notificationType {
+        case "TEST":
+            return receipt.complete("test")
+        case "CONSUMPTION_REQUEST":
+            return try consumption.schedule(notification, connection: connection, tools: tools, receipt: receipt)
+        default:
+            break
+        }
+        guard let signedTransaction = notification.data?.signedTransactionInfo else {
+            return receipt.complete("recorded: \(event) names no transaction")
+        }
+        let transaction: TransactionPayload
+        do {
+            transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
+                .verifyTransaction(signedTransaction)
+        } catch let error as AppStoreVerificationError {
+            throw StoreFailures.verification(error)
+        }
+        guard let transactionID = transaction.transactionId, let lineage = transaction.originalTransactionId else {
+            throw JobFailure.permanent("the notification's transaction has no transactionId/originalTransactionId")
+        }
+        let source = SnapshotSource(kind: "notification", reference: uuid, event: event)
+        let fetched = try await AppleRefetch(client: tools.client, pool: context.pool)
+            .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, source: source,
+                      attempt: job.attempt, vouched: true)
+        return receipt.complete("mirrored") { db in
+            do {
+                let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
+                                               on: db)
+                context.logger.info("mirrored", ["uuid": .string(uuid), "type": .string(event), "lineage": .string(lineage),
+                                                 "result": .string(outcome.summary)])
+            } catch let error as MirrorError {
+                throw StoreFailures.mirror(error)
+            }
+        }
+    }
+
+    private static func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
+        try await pool.transaction { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
+    }
+}
+
+/// The dedup receipt a handled notification commits with its outcome.
+struct Receipt: Sendable {
+    var store = "apple"
+    let messageID: String
+    let receivedAt: Date
+    let jobID: Int64
+
+    /// Completes the job having done nothing but record the notification as seen.
+    func complete(_ outcome: String, then writes: JobWrites? = nil) -> JobResult {
+        .done(outcome, writes: { db in
+            guard try Receipts.record(store: store, messageID: messageID, receivedAt: receivedAt, jobID: jobID,
+                                      outcome: outcome, on: db) else { return }
+            try writes?(db)
+        })
+    }
+}

@@ -1,0 +1,42 @@
+import AppStore
+import Foundation
+import Mirror
+import Postgres
+import Queue
+import StoreModel
+
+/// Re-fetches a lineage's authoritative state from the App Store Server API — its subscription status and
+/// its transaction history since the last revision read — and translates it into a snapshot.
+struct AppleRefetch {
+    struct Result: Sendable {
+        let snapshot: StoreSnapshot
+        /// The history revision to store with the purchase, so the next fetch is incremental.
+        let revision: String?
+    }
+
+    let client: AppStoreAPIClient
+    let pool: PostgresPool
+
+    /// - Parameter vouched: the transaction came signed from Apple itself (a notification), so "transaction
+    ///   not found" is Apple's eventual consistency and worth a few retries, not a permanent failure.
+    func snapshot(connection: StoreConnection, lineage: String, transactionID: String, source: SnapshotSource,
+                  attempt: Int, vouched: Bool) async throws -> Result {
+        let revision = try await pool.transaction { db in
+            try db.query("SELECT history_revision FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
+                         [connection.id, lineage]).first?.decodeOptional(0, as: String.self)
+        }
+        do {
+            let fetchedAt = Date()
+            let statuses = try await client.subscriptionStatuses(transactionID: transactionID)
+            let history = try await client.transactionHistory(transactionID: transactionID, revision: revision)
+            let snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
+                                                                history: history.transactions, source: source,
+                                                                fetchedAt: fetchedAt)
+            return Result(snapshot: snapshot, revision: history.revision ?? revision)
+        } catch let error as AppStoreAPIError {
+            throw StoreFailures.api(error, attempt: attempt, vouched: vouched)
+        } catch let error as AppleSnapshotError {
+            throw JobFailure.permanent("the App Store's answer cannot be mirrored: \(error)")
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import Queue
+
+/// What ingest stored with a notification job: the account its Host header mapped to, when it arrived (the
+/// job's creation, in the same statement), and the body byte for byte — signatures are checked on exactly
+/// what the store sent.
+struct IngestEnvelope: Sendable {
+    let accountID: Int64
+    let receivedAt: Date
+    let body: Data
+    let headers: String?
+
+    init(_ job: LeasedJob) throws {
+        struct Payload: Decodable {
+            let account_id: Int64
+        }
+        guard let body = job.raw, !body.isEmpty else { throw JobFailure.permanent("the job carries no notification body") }
+        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload has no account_id")
+        }
+        accountID = payload.account_id
+        receivedAt = job.createdAt
+        self.body = body
+        headers = job.headers
+    }
+}

@@ -1,0 +1,26 @@
+import AppStore
+import Mirror
+import Queue
+
+/// Turns what went wrong while handling a store notification into the queue's retry-or-dead-letter decision,
+/// keeping the reason on-call will read in the dead letter.
+enum StoreFailures {
+    /// `TransactionIdNotFound` right after Apple itself signed the transaction is eventual consistency:
+    /// this many attempts before it counts as permanent.
+    static let notFoundAttempts = 4
+
+    static func verification(_ error: AppStoreVerificationError) -> JobFailure {
+        error.isRetryable ? .retryable("verification: \(error)") : .permanent("verification failed: \(error)")
+    }
+
+    static func mirror(_ error: MirrorError) -> JobFailure {
+        .permanent(error.message)
+    }
+
+    static func api(_ error: AppStoreAPIError, attempt: Int, vouched: Bool) -> JobFailure {
+        if error.code == .transactionNotFound && vouched && attempt < notFoundAttempts {
+            return .retryable("\(error) (attempt \(attempt) of \(notFoundAttempts) while Apple catches up)")
+        }
+        return error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
+    }
+}

@@ -1,0 +1,24 @@
+import HTTP
+import Worker
+
+/// The store job kinds a worker process runs, wired to one shared HTTP client (one libcurl multi thread
+/// for every store call of the process).
+public enum SyncHandlers {
+    public struct Configuration: Sendable {
+        /// The share of each store's published rate limits one worker process may use: with N worker
+        /// processes against the same store accounts, 1/N keeps them together under the limit.
+        public var rateLimitShare: Double = 1.0
+
+        public init() {}
+    }
+
+    public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind]
+
+    public static func register(into registry: inout HandlerRegistry, http: HTTPClient,
+                                configuration: Configuration = Configuration()) {
+        let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare)
+        registry.register(AppleNotificationHandler.kind,
+                          AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler()))
+        registry.register(AppleConsumptionHandler.kind, AppleConsumptionHandler(registry: apple))
+    }
+}
