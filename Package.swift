@@ -52,12 +52,15 @@ let package = Package(
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
+        // A local App Store: Apple-signed answers and notifications from a scenario, for tests, benchmarks and demos.
+        .target(name: "Simulator", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "Logging"],
+                swiftSettings: strict),
         .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
                 swiftSettings: strict),
 
         // Faces.
         .target(name: "CLI", dependencies: ["Worker", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
-                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations"],
+                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Simulator"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
@@ -71,6 +74,8 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "Crypto", "HTTP"],
+                    swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport"],
