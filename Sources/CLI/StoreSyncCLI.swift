@@ -15,7 +15,7 @@ protocol Command: Sendable {
 public enum StoreSyncCLI {
     static let commands: [any Command.Type] = [
         MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
-        AccountsCommand.self, VerifyCommand.self, BenchCommand.self,
+        AccountsCommand.self, VerifyCommand.self, BenchCommand.self, SimulatorCommand.self,
     ]
 
     static var usage: String {
