@@ -55,13 +55,16 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "StoreModel", "Crypto", "HTTP",
                                              "Postgres", "Logging"], swiftSettings: strict),
+        // A local App Store: Apple-signed answers and notifications from a scenario, for tests, benchmarks and demos.
+        .target(name: "Simulator", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "Logging"],
+                swiftSettings: strict),
         .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
                 swiftSettings: strict),
 
         // Faces.
         .target(name: "CLI", dependencies: ["Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
                                             "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Mirror",
-                                            "StoreModel"],
+                                            "StoreModel", "Simulator"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
@@ -75,6 +78,8 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "Crypto", "HTTP"],
+                    swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport"],

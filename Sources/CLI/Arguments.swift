@@ -49,6 +49,13 @@ struct Arguments {
         return values
     }
 
+    /// Takes the first token when it is `word`: a subcommand of a command that also runs without one.
+    mutating func subcommand(_ word: String) -> Bool {
+        guard tokens.first == word else { return false }
+        tokens.removeFirst()
+        return true
+    }
+
     /// Takes the next positional argument.
     mutating func positional() -> String? {
         guard let index = tokens.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { return nil }

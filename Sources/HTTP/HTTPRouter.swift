@@ -1,8 +1,11 @@
-/// Maps exact paths and methods to handlers. Exact matching only: the service's endpoints are a fixed,
-/// small set (webhooks, health, metrics), and a table lookup is easy to audit.
+/// Maps paths and methods to handlers. Exact paths come first; a prefix route (a path ending in `/`) takes
+/// every deeper path under it that has no exact route, for APIs that carry identifiers in the path
+/// (`/inApps/v1/subscriptions/{id}`). Both are table lookups, easy to audit.
 public struct HTTPRouter: Sendable {
     /// path → method → handler.
     private var routes: [String: [String: HTTPHandler]] = [:]
+    /// prefix → method → handler; a prefix always ends in `/`.
+    private var prefixRoutes: [String: [String: HTTPHandler]] = [:]
 
     public init() {}
 
@@ -10,6 +13,14 @@ public struct HTTPRouter: Sendable {
     /// one. A `GET` route also answers `HEAD` (the server sends the headers without the body).
     public mutating func route(_ method: String, _ path: String, _ handler: @escaping HTTPHandler) {
         routes[path, default: [:]][method.uppercased()] = handler
+    }
+
+    /// Registers `handler` for `method` on every path that starts with `prefix` and continues past it (the
+    /// handler parses the rest from `HTTPRequest.path`). A `prefix` not ending in `/` gets one appended, so
+    /// `/a` never captures `/ab`. The longest matching prefix wins; exact routes win over prefixes.
+    public mutating func route(_ method: String, prefix: String, _ handler: @escaping HTTPHandler) {
+        let normalized = prefix.hasSuffix("/") ? prefix : prefix + "/"
+        prefixRoutes[normalized, default: [:]][method.uppercased()] = handler
     }
 
     /// What the server does with a request: run a handler, or answer at once without leaving its thread.
@@ -20,7 +31,7 @@ public struct HTTPRouter: Sendable {
 
     /// Unknown path → 404; known path without this method → 405 with the `Allow` header RFC 9110 requires.
     func resolve(method: String, path: String) -> Resolution {
-        guard let methods = routes[path] else { return .response(.text(404, "not found\n")) }
+        guard let methods = routes[path] ?? longestPrefix(of: path) else { return .response(.text(404, "not found\n")) }
         let method = method.uppercased()
         if let handler = methods[method] ?? (method == "HEAD" ? methods["GET"] : nil) { return .handler(handler) }
         var allowed = Set(methods.keys)
@@ -28,5 +39,17 @@ public struct HTTPRouter: Sendable {
         var response = HTTPResponse.text(405, "method not allowed\n")
         response.headers.append(("allow", allowed.sorted().joined(separator: ", ")))
         return .response(response)
+    }
+
+    private func longestPrefix(of path: String) -> [String: HTTPHandler]? {
+        guard !prefixRoutes.isEmpty else { return nil }
+        var end = path.endIndex
+        // Walk back from the last `/` to the first: the first registered prefix found is the longest.
+        while let slash = path[..<end].lastIndex(of: "/") {
+            let candidate = String(path[...slash])
+            if candidate.count < path.count, let methods = prefixRoutes[candidate] { return methods }
+            end = slash
+        }
+        return nil
     }
 }

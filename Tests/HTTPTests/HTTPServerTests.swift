@@ -37,6 +37,36 @@ import Testing
         await server.stop(grace: .seconds(1))
     }
 
+    @Test func prefixRoutesTakeDeeperPathsLongestFirstAndExactRoutesWin() async throws {
+        let (server, base) = try startServer { router in
+            router.route("GET", prefix: "/items") { request in .text(200, "items:\(request.path)") }
+            router.route("GET", prefix: "/items/special/") { request in .text(200, "special:\(request.path)") }
+            router.route("GET", "/items/fixed") { _ in .text(200, "exact") }
+            router.route("PUT", prefix: "/items/") { _ in .text(200, "put") }
+        }
+        let client = try HTTPClient()
+        func body(_ path: String, method: String = "GET") async throws -> (Int, String) {
+            let response = try await client.send(HTTPClientRequest(method: method, url: base + path, timeout: .seconds(10)))
+            return (response.status, String(decoding: response.body, as: UTF8.self))
+        }
+
+        #expect(try await body("/items/42") == (200, "items:/items/42"))
+        #expect(try await body("/items/a/b") == (200, "items:/items/a/b"))
+        #expect(try await body("/items/special/7") == (200, "special:/items/special/7"))
+        #expect(try await body("/items/fixed") == (200, "exact"))
+        #expect(try await body("/items/9", method: "PUT") == (200, "put"))
+        // The prefix itself, and a path merely starting with its letters, are not under it.
+        #expect(try await body("/items/").0 == 404)
+        #expect(try await body("/items").0 == 404)
+        #expect(try await body("/itemsx/1").0 == 404)
+        let wrongMethod = try await client.send(HTTPClientRequest(method: "DELETE", url: base + "/items/1", timeout: .seconds(10)))
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("allow") == "GET, HEAD, PUT")
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
     @Test func handlerSeesMethodPathQueryHeadersAndBody() async throws {
         let seen = RequestBox()
         let (server, base) = try startServer { router in

@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func helpIsAvailableForEveryCommand() async throws {
-        for command in ["migrate", "work", "enqueue", "status", "dead-letters", "accounts", "verify", "bench"] {
+        for command in ["migrate", "work", "enqueue", "status", "dead-letters", "accounts", "verify", "bench", "simulator"] {
             let result = try await ChildProcess.run("storesync", [command, "--help"])
             #expect(result.status == 0)
             #expect(result.stdout.contains("usage: storesync \(command)"))

@@ -1,0 +1,162 @@
+import Foundation
+import HTTP
+import Logging
+import StoreModel
+
+/// The HTTP control API under `/simulator/`, so the CLI and other processes can drive a running simulator:
+///
+/// - `POST /simulator/scenario/{action}` with a `ScenarioRequest` → the `ScenarioResult`
+/// - `POST /simulator/notifications/resend` `{"times": N}` → the delivery records
+/// - `GET /simulator/clock`, `POST /simulator/clock` `{"advanceMilliseconds": N}` or `{"to": MS}` → `{"now": MS}`
+/// - `GET /simulator/faults`, `POST /simulator/faults` with any `FaultSettings` fields → the settings
+/// - `GET /simulator/requests` → requests per endpoint
+/// - `GET /simulator/consumption` → the consumption information received
+/// - `GET /simulator/subscriptions/{originalTransactionId}` → status, renewal info and transactions, unsigned
+/// - `GET /simulator/root.pem` → the root certificate
+///
+/// It is unauthenticated, like any local test double: listen on a loopback address.
+extension SimulatorCore {
+    static let scenarioPrefix = "/simulator/scenario/"
+    static let subscriptionPrefix = "/simulator/subscriptions/"
+
+    func installControl(into router: inout HTTPRouter) {
+        router.route("POST", prefix: Self.scenarioPrefix) { request in
+            await self.control { try await self.scenario(request) }
+        }
+        router.route("POST", "/simulator/notifications/resend") { request in
+            await self.control {
+                struct Body: Decodable { let times: Int? }
+                let body = try Self.decode(Body.self, request.body)
+                return try Self.encode(try await self.resendLast(times: body.times ?? 1))
+            }
+        }
+        router.route("GET", "/simulator/clock") { _ in await self.control { self.clock() } }
+        router.route("POST", "/simulator/clock") { request in
+            await self.control {
+                struct Body: Decodable {
+                    let advanceMilliseconds: Int64?
+                    let to: Int64?
+                }
+                let body = try Self.decode(Body.self, request.body)
+                try self.state.withLock { state in
+                    if let step = body.advanceMilliseconds { try state.advanceClock(by: .milliseconds(step)) }
+                    if let target = body.to { state.advanceClock(to: Date(milliseconds: target)) }
+                }
+                return self.clock()
+            }
+        }
+        router.route("GET", "/simulator/faults") { _ in await self.control { try Self.encode(self.faults.current) } }
+        router.route("POST", "/simulator/faults") { request in
+            await self.control {
+                let update = try Self.decode(FaultUpdate.self, request.body)
+                try self.faults.update { update.apply(to: &$0) }
+                return try Self.encode(self.faults.current)
+            }
+        }
+        router.route("GET", "/simulator/requests") { _ in
+            await self.control {
+                let counts = self.counters.snapshot
+                return try Self.encode(Dictionary(uniqueKeysWithValues: SimulatorEndpoint.allCases.map {
+                    ($0.rawValue, counts[$0] ?? 0)
+                }))
+            }
+        }
+        router.route("GET", "/simulator/consumption") { _ in
+            await self.control { try Self.encode(self.state.withLock { $0.consumptionRequests }) }
+        }
+        router.route("GET", prefix: Self.subscriptionPrefix) { request in
+            await self.control { try self.describe(String(request.path.dropFirst(Self.subscriptionPrefix.count))) }
+        }
+        router.route("GET", "/simulator/root.pem") { _ in
+            HTTPResponse(status: 200, headers: [("content-type", "application/x-pem-file")],
+                         body: Data(self.signer.pki.root.pem.utf8))
+        }
+    }
+
+    private func scenario(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let name = String(request.path.dropFirst(Self.scenarioPrefix.count))
+        guard let action = ScenarioAction(rawValue: name) else {
+            throw SimulatorError(.notFound, "no scenario action \(name); actions: "
+                                 + ScenarioAction.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        let body = try Self.decode(ScenarioRequest.self, request.body)
+        return try Self.encode(try await run(silent: body.silent ?? false, try action.change(body)))
+    }
+
+    private func clock() -> HTTPResponse {
+        .json(200, "{\"now\":\(state.withLock { $0.nowMilliseconds })}")
+    }
+
+    /// A subscription as the simulator holds it: the same fields as the signed payloads, unsigned.
+    private func describe(_ originalTransactionId: String) throws -> HTTPResponse {
+        let body: [String: Any] = try state.withLock { state in
+            let subscription = try state.subscription(originalTransactionId)
+            return [
+                "originalTransactionId": subscription.originalTransactionId, "status": subscription.status.rawValue,
+                "renewalInfo": subscription.renewalInfo.payload(signedDate: state.now),
+                "transactions": subscription.transactionIds.compactMap { state.transactions[$0]?.payload(signedDate: state.now) },
+            ]
+        }
+        return .json(200, try JSONBody.string(body))
+    }
+
+    /// Runs a control request, turning its errors into `{"error": …}` answers.
+    private func control(_ handle: () async throws -> HTTPResponse) async -> HTTPResponse {
+        do {
+            return try await handle()
+        } catch let error as SimulatorError {
+            let status = switch error.code {
+            case .notFound, .unknownApp: 404
+            case .invalidState, .nothingToResend: 409
+            default: 400
+            }
+            return Self.error(status, error.message)
+        } catch let error as ControlBodyError {
+            return Self.error(400, error.message)
+        } catch {
+            logger.error("control request failed", ["error": .string("\(error)")])
+            return Self.error(500, "\(error)")
+        }
+    }
+
+    private static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        .json(status, "{\"error\":\(JSON.quoted(message))}")
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ body: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: body.isEmpty ? Data("{}".utf8) : body)
+        } catch {
+            throw ControlBodyError(message: "the body is not a JSON object of the expected shape: \(error)")
+        }
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws -> HTTPResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: try encoder.encode(value))
+    }
+}
+
+struct ControlBodyError: Error {
+    let message: String
+}
+
+/// A partial `FaultSettings`: the fields given replace the current ones, the others stay.
+struct FaultUpdate: Decodable {
+    var rateLimitedRequests: Int?
+    var retryAfterMilliseconds: Int64?
+    var retryAfterFormat: RetryAfterFormat?
+    var failedRequests: Int?
+    var latencyMilliseconds: Int64?
+    var droppedNotifications: Int?
+
+    func apply(to settings: inout FaultSettings) {
+        if let rateLimitedRequests { settings.rateLimitedRequests = rateLimitedRequests }
+        if let retryAfterMilliseconds { settings.retryAfterMilliseconds = retryAfterMilliseconds }
+        if let retryAfterFormat { settings.retryAfterFormat = retryAfterFormat }
+        if let failedRequests { settings.failedRequests = failedRequests }
+        if let latencyMilliseconds { settings.latencyMilliseconds = latencyMilliseconds }
+        if let droppedNotifications { settings.droppedNotifications = droppedNotifications }
+    }
+}

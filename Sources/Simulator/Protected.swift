@@ -1,0 +1,39 @@
+import Foundation
+
+/// A value behind a pthread mutex (`NSLock`), as the HTTP module does: `Synchronization.Mutex` locks through
+/// futex calls ThreadSanitizer cannot see on Linux.
+final class Protected<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// Apple writes every date as whole milliseconds since 1970; the simulator keeps its dates on that grid so a
+/// date survives a round trip through a signed payload unchanged.
+extension Date {
+    init(milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    var milliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+
+    func adding(_ duration: Duration) -> Date {
+        Date(milliseconds: milliseconds + duration.wholeMilliseconds)
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded down (the simulator's periods are configured in seconds or milliseconds).
+    var wholeMilliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

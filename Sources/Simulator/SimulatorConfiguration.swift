@@ -1,0 +1,108 @@
+import AppStore
+import Crypto
+import Foundation
+import HTTP
+
+/// The App Store Connect API key an app's server-API calls must be signed with: the simulator checks the
+/// bearer token exactly as Apple does (`kid`, `iss`, `bid`, `aud`, lifetime, ES256 signature).
+public struct SimulatedAPIKey: Sendable {
+    public var keyID: String
+    public var issuerID: String
+    /// The public half of the `.p8` key StoreSync signs with.
+    public var publicKey: PublicKey
+
+    public init(keyID: String, issuerID: String, publicKey: PublicKey) {
+        self.keyID = keyID
+        self.issuerID = issuerID
+        self.publicKey = publicKey
+    }
+}
+
+/// One app in the simulated App Store: what its signed payloads say about it and how its subscriptions run.
+public struct SimulatedApp: Sendable {
+    public var bundleID: String
+    /// Required for Production, as Apple's production payloads always carry it; optional in Sandbox.
+    public var appAppleID: Int64?
+    public var environment: AppStoreEnvironment
+    public var apiKey: SimulatedAPIKey
+    public var bundleVersion = "1.0"
+    /// Every product of the app belongs to this one subscription group.
+    public var subscriptionGroupIdentifier = "21000001"
+    /// The length of a paid period. A fixed length (not calendar months) keeps scenarios exact.
+    public var renewalPeriod: Duration = .seconds(30 * 86_400)
+    public var freeTrialPeriod: Duration = .seconds(7 * 86_400)
+    /// How long access continues after a failed renewal when a scenario asks for a grace period.
+    public var gracePeriod: Duration = .seconds(16 * 86_400)
+    /// ISO 3166-1 alpha-3 storefront and Apple's numeric id for it.
+    public var storefront = "USA"
+    public var storefrontID = "143441"
+
+    public init(bundleID: String, appAppleID: Int64?, environment: AppStoreEnvironment, apiKey: SimulatedAPIKey) {
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environment = environment
+        self.apiKey = apiKey
+    }
+}
+
+/// Where notifications go: StoreSync's `POST /webhook/apple`, with the `Host` its ingest maps to an account.
+public struct NotificationTarget: Sendable {
+    public var url: String
+    /// Sent as the `Host` header instead of the URL's host, so one local ingest can serve several accounts.
+    public var host: String?
+    public var timeout: Duration = .seconds(10)
+
+    public init(url: String, host: String? = nil) {
+        self.url = url
+        self.host = host
+    }
+}
+
+/// What an `AppStoreSimulator` serves and where it sends notifications; checked when the simulator starts.
+public struct SimulatorConfiguration: Sendable {
+    /// Where the simulated App Store listens; port 0 picks a free port (read it from `AppStoreSimulator.port`).
+    public var host = "127.0.0.1"
+    public var port: UInt16 = 0
+    public var apps: [SimulatedApp]
+    /// `nil` records notifications (for the notification-history endpoint and tests) without sending them.
+    public var notificationTarget: NotificationTarget?
+    /// Settings of the client that sends notifications (a CA file for an HTTPS ingest, timeouts).
+    public var notificationClient = HTTPClientConfiguration()
+    /// The simulated clock's start; it moves only when a scenario moves it, so runs are reproducible.
+    public var clockStart = Date()
+    /// The signing PKI; generated when `nil`, valid from a day before `clockStart` for 20 years so scenarios
+    /// can move the clock far ahead.
+    public var pki: LocalApplePKI?
+
+    public init(apps: [SimulatedApp]) {
+        self.apps = apps
+    }
+
+    func validated() throws -> [String: SimulatedApp] {
+        guard !apps.isEmpty else { throw SimulatorError(.invalidConfiguration, "configure at least one app") }
+        var byBundle: [String: SimulatedApp] = [:]
+        for app in apps {
+            guard !app.bundleID.isEmpty, app.bundleID.utf8.count <= 255 else {
+                throw SimulatorError(.invalidConfiguration, "a bundle id must have 1 to 255 characters")
+            }
+            guard byBundle[app.bundleID] == nil else {
+                throw SimulatorError(.invalidConfiguration, "bundle id \(app.bundleID) is configured twice")
+            }
+            guard app.environment == .production || app.environment == .sandbox else {
+                throw SimulatorError(.invalidConfiguration, "environment must be Production or Sandbox, not \(app.environment)")
+            }
+            if app.environment == .production, app.appAppleID == nil {
+                throw SimulatorError(.invalidConfiguration, "Production app \(app.bundleID) needs an App Apple ID")
+            }
+            guard app.apiKey.publicKey.kind == .ecP256 else {
+                throw SimulatorError(.invalidConfiguration, "an App Store Connect API key is EC P-256")
+            }
+            for (name, period) in [("renewal", app.renewalPeriod), ("free trial", app.freeTrialPeriod),
+                                   ("grace", app.gracePeriod)] where period.wholeMilliseconds < 1 {
+                throw SimulatorError(.invalidConfiguration, "the \(name) period must be at least 1 ms")
+            }
+            byBundle[app.bundleID] = app
+        }
+        return byBundle
+    }
+}
