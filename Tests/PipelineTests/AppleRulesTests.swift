@@ -1,0 +1,162 @@
+import AppStore
+import Crypto
+import Foundation
+import HTTP
+import Mirror
+import Queue
+import Simulator
+import StoreModel
+import Testing
+
+/// The spec's rules end to end: linking, environments, mapping, forged input, store faults, consumption.
+@Suite struct AppleRulesTests {
+    @Test func anUnknownTokenLeavesThePurchasePendingClaimWithItsCharges() async throws {
+        try await Pipeline.with { pipeline in
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: UUID()).originalTransactionId
+            let untagged = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990,
+                                                                  currency: "USD").originalTransactionId
+            try await pipeline.settle()
+            for lineage in [lineage, untagged] {
+                #expect(try await pipeline.purchase(lineage)?.customerID == nil)
+                #expect(try await pipeline.purchase(lineage)?.state == "active")
+                #expect(try await pipeline.subscription(lineage) == nil)
+                #expect(try await pipeline.invoices(lineage).map(\.customerID) == [nil])
+            }
+        }
+    }
+
+    @Test func aRevokedTokenStillLinksItsCustomer() async throws {
+        try await Pipeline.with { pipeline in
+            let customer = try await pipeline.customer()
+            _ = try await pipeline.database.pool.transaction { db in
+                try AccountTokens.revoke(token: customer.token.uuidString, on: db)
+            }
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: customer.token).originalTransactionId
+            try await pipeline.settle()
+            #expect(try await pipeline.purchase(lineage)?.customerID == customer.id)
+        }
+    }
+
+    @Test(arguments: [(true, false), (false, true)])
+    func aRawCustomerIDLinksOnlyWhenIssuedTokensAreNotRequired(requireIssued: Bool, links: Bool) async throws {
+        var options = Pipeline.Options()
+        options.requireIssuedTokens = requireIssued
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: UUID(uuidString: customer.id)!)
+                .originalTransactionId
+            try await pipeline.settle()
+            #expect(try await pipeline.purchase(lineage)?.customerID == (links ? customer.id : nil))
+            #expect((try await pipeline.subscription(lineage) != nil) == links)
+        }
+    }
+
+    @Test func aNotificationFromTheOtherEnvironmentIsSkippedAndWritesNothing() async throws {
+        var options = Pipeline.Options()
+        options.otherEnvironmentSimulator = true
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let sandbox = try #require(pipeline.otherSimulator)
+            let buy = try await sandbox.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                  appAccountToken: customer.token)
+            #expect(buy.notification?.delivery.httpStatus == 200)
+            try await pipeline.settle()
+            #expect(try await pipeline.receiptOutcome(buy.notification!.notificationUUID) == "skipped: environment mismatch")
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
+            #expect(try await pipeline.count("SELECT count(*) FROM invoices") == 0)
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+            #expect(sandbox.requestCounts.values.reduce(0, +) == 0)
+        }
+    }
+
+    @Test func anUnmappedProductDeadLettersUntilMappedAndReplayedOnce() async throws {
+        var options = Pipeline.Options()
+        options.mappedProducts = []
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: customer.token).originalTransactionId
+            try await pipeline.settle()
+            #expect(try await pipeline.deadLetterReasons() == [
+                "product pro.monthly is not mapped on connection \(pipeline.connection.id)",
+            ])
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
+            #expect(try await pipeline.count("SELECT count(*) FROM notification_receipts") == 0)
+
+            try await pipeline.database.pool.transaction { db in
+                try Catalog.mapProduct(connectionID: pipeline.connection.id, productID: "pro.monthly",
+                                       planPriceID: pipeline.planPrices["pro.monthly"]!, on: db)
+            }
+            let deadLetters = DeadLetters(pool: pipeline.database.pool)
+            _ = try await deadLetters.retry(ids: try await deadLetters.ids(kind: nil))
+            _ = try await deadLetters.retry(ids: try await deadLetters.ids(kind: nil))
+            try await pipeline.settle()
+            #expect(try await pipeline.subscription(lineage)?.state == "active")
+            #expect(try await pipeline.invoices(lineage).count == 1)
+            #expect(try await deadLetters.count() == 0)
+        }
+    }
+
+    @Test func aForgedNotificationDeadLettersWithTheVerifiersReason() async throws {
+        try await Pipeline.with { pipeline in
+            let forger = try LocalApplePKI.generate()
+            let claims: [String: Any] = [
+                "notificationType": "DID_RENEW", "notificationUUID": UUID().uuidString, "version": "2.0",
+                "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+                "data": ["bundleId": Pipeline.bundleID, "appAppleId": Pipeline.appAppleID, "environment": "Production"],
+            ]
+            let jws = try forger.sign(try JSONSerialization.data(withJSONObject: claims))
+            let client = try HTTPClient()
+            let ingestURL = try #require(pipeline.ingestURL)
+            let response = try await client.send(HTTPClientRequest(
+                method: "POST", url: ingestURL, headers: [("Host", Pipeline.host), ("Content-Type", "application/json")],
+                body: try JSONSerialization.data(withJSONObject: ["signedPayload": jws])))
+            await client.shutdown()
+            #expect(response.status == 200)
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1)
+            #expect(reasons.first?.hasPrefix("verification failed: VERIFICATION_FAILURE") == true, "\(reasons)")
+            #expect(pipeline.simulator.requestCounts.values.reduce(0, +) == 0)
+        }
+    }
+
+    @Test func storeRateLimitsAndOutagesAreRetriedUntilTheySucceed() async throws {
+        try await Pipeline.with { pipeline in
+            let customer = try await pipeline.customer()
+            try pipeline.simulator.rateLimitNextRequests(1, retryAfter: .milliseconds(200), format: .seconds)
+            try pipeline.simulator.failNextRequests(2)
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: customer.token).originalTransactionId
+            try await pipeline.settle()
+            #expect(try await pipeline.subscription(lineage)?.state == "active")
+            #expect(try await pipeline.invoices(lineage).count == 1)
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func aConsumptionRequestIsAnsweredOnlyWithConsent(consented: Bool) async throws {
+        var options = Pipeline.Options()
+        options.answerConsumptionRequests = true
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let buy = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                             appAccountToken: customer.token)
+            try await pipeline.database.pool.query("""
+                INSERT INTO consumption_usage (store_transaction_id, customer_consented, delivery_status,
+                                               sample_content_provided, refund_preference)
+                VALUES ($1, $2, 'DELIVERED', false, 'DECLINE')
+                """, [buy.transactionId, consented])
+            try await pipeline.simulator.requestConsumption(buy.originalTransactionId, reason: .unintendedPurchase)
+            try await pipeline.settle()
+            let sent = pipeline.simulator.consumptionRequests
+            #expect(sent.count == (consented ? 1 : 0))
+            #expect(sent.first?.transactionId == (consented ? buy.transactionId : nil))
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+}

@@ -1,0 +1,205 @@
+import AppStore
+import Crypto
+import Foundation
+import HTTP
+import Ingest
+import Metrics
+import Mirror
+import Postgres
+import Queue
+import Simulator
+import StoreModel
+import Sync
+import TestSupport
+import Worker
+
+/// The whole Apple path on loopback: the simulated App Store posts signed notifications to a real ingest
+/// endpoint, a real worker (the production handlers) re-fetches from the simulator, and the mirror lands in a
+/// database of the test's own. Retries are fast (100 ms base) so fault tests finish quickly.
+struct Pipeline {
+    static let host = "billing.test"
+    static let bundleID = "com.example.pipeline"
+    static let appAppleID: Int64 = 1_234_567_890
+    /// Store product → plan price code, each mapped on the connection.
+    static let products = ["pro.monthly": Money(minorUnits: 999, currency: "USD"),
+                           "pro.yearly": Money(minorUnits: 9_999, currency: "USD")]
+
+    struct Options {
+        var environment: StoreEnvironment = .production
+        var requireIssuedTokens = true
+        var answerConsumptionRequests = false
+        var mappedProducts = Array(Pipeline.products.keys)
+        var startWorker = true
+        /// An extra simulated App Store for the same bundle in the other environment, signing with the same PKI.
+        var otherEnvironmentSimulator = false
+    }
+
+    let database: TestDatabase
+    let simulator: AppStoreSimulator
+    let otherSimulator: AppStoreSimulator?
+    let accountID: Int64
+    let connection: StoreConnection
+    let planPrices: [String: Int64]
+    /// Apple's webhook on the test's ingest.
+    let ingestURL: String?
+    private let worker: Worker?
+
+    static func with(_ options: Options = Options(), _ body: (Pipeline) async throws -> Void) async throws {
+        try await TestDatabase.with(poolSize: 8) { database in
+            let key = try PrivateKey.generate(.ecP256)
+            let pki = try LocalApplePKI.generate()
+            let metrics = MetricsRegistry()
+            let ingest = IngestService(pool: database.pool, metrics: metrics)
+            var router = HTTPRouter()
+            ingest.install(into: &router)
+            let commits = Task { await ingest.run(flushers: 1) }
+            let ingestServer = try HTTPServer(configuration: HTTPServerConfiguration(), router: router)
+            let target = NotificationTarget(url: "http://127.0.0.1:\(ingestServer.port)/webhook/apple", host: host)
+
+            func makeSimulator(_ environment: StoreEnvironment) throws -> AppStoreSimulator {
+                let apiKey = SimulatedAPIKey(keyID: "KEY123", issuerID: "issuer-1", publicKey: key.publicKey)
+                var configuration = SimulatorConfiguration(apps: [
+                    SimulatedApp(bundleID: bundleID, appAppleID: appAppleID,
+                                 environment: AppStoreEnvironment(rawValue: environment.rawValue), apiKey: apiKey),
+                ])
+                configuration.notificationTarget = target
+                configuration.pki = pki
+                return try AppStoreSimulator(configuration: configuration)
+            }
+            let simulator = try makeSimulator(options.environment)
+            let other = options.otherEnvironmentSimulator
+                ? try makeSimulator(options.environment == .production ? StoreEnvironment.sandbox : .production) : nil
+
+            let (accountID, connection, planPrices) = try await database.pool.transaction { db in
+                let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
+                var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
+                                                environment: options.environment)
+                new.appAppleID = appAppleID
+                new.requireIssuedTokens = options.requireIssuedTokens
+                new.answerConsumptionRequests = options.answerConsumptionRequests
+                new.apiKeyID = "KEY123"
+                new.apiIssuerID = "issuer-1"
+                new.apiPrivateKeyPEM = try key.pem()
+                new.apiBaseURL = simulator.baseURL
+                new.trustedRootsPEM = pki.root.pem
+                let connection = try Catalog.addConnection(new, on: db)
+                var prices: [String: Int64] = [:]
+                for (product, amount) in products {
+                    let id = try Catalog.addPlanPrice(accountID: accountID, planCode: "pro", priceCode: product, amount: amount,
+                                                      entitlements: ["pro"], on: db)
+                    prices[product] = id
+                    if options.mappedProducts.contains(product) {
+                        try Catalog.mapProduct(connectionID: connection.id, productID: product, planPriceID: id, on: db)
+                    }
+                }
+                return (accountID, connection, prices)
+            }
+
+            let http = try HTTPClient()
+            var worker: Worker?
+            if options.startWorker {
+                var registry = HandlerRegistry()
+                SyncHandlers.register(into: &registry, http: http)
+                var configuration = WorkerConfiguration()
+                configuration.concurrency = 16
+                configuration.pollInterval = .milliseconds(200)
+                configuration.retryPolicy.base = .milliseconds(100)
+                configuration.retryPolicy.cap = .milliseconds(400)
+                configuration.retryPolicy.hintRange = .milliseconds(100)...(.seconds(5))
+                worker = Worker(configuration: configuration, registry: registry, pool: database.pool,
+                                listenURL: database.url)
+            }
+            let running = worker.map { worker in Task { await worker.run() } }
+            let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, accountID: accountID,
+                                    connection: connection, planPrices: planPrices, ingestURL: target.url,
+                                    worker: worker)
+            func shutDown() async {
+                worker?.stop()
+                await running?.value
+                await ingestServer.stop(grace: .seconds(1))
+                await ingest.close()
+                await commits.value
+                await simulator.stop()
+                await other?.stop()
+                await http.shutdown()
+            }
+            do {
+                try await body(pipeline)
+            } catch {
+                await shutDown()
+                throw error
+            }
+            await shutDown()
+        }
+    }
+
+    /// A customer with an issued account token (the token is what the app sets as `appAccountToken`).
+    func customer() async throws -> (id: String, token: UUID) {
+        try await database.pool.transaction { db in
+            let id = try Catalog.addCustomer(accountID: accountID, on: db)
+            let issued = try AccountTokens.issue(customerID: id, sha256: { Digest.sha256($0) }, on: db)
+            return (id, UUID(uuidString: issued.token)!)
+        }
+    }
+
+    /// Waits until no job is pending or running any more (the ones due later count too), with a bound.
+    func settle(timeout: Duration = .seconds(30)) async throws {
+        do {
+            try await eventually("jobs still pending", timeout: timeout) { try await count("SELECT count(*) FROM jobs") == 0 }
+        } catch is TimedOut {
+            throw PipelineTimeout(description: "jobs still pending after \(timeout): \(try await jobSummary())")
+        }
+    }
+
+    func count(_ sql: String, _ parameters: [any PostgresEncodable] = []) async throws -> Int {
+        try await database.pool.query(sql, parameters)[0].decode(0)
+    }
+
+    func jobSummary() async throws -> String {
+        try await database.pool.query("""
+            SELECT coalesce(string_agg(kind || ' attempt ' || attempt || ': ' || coalesce(last_error, '-'), '; '), 'none')
+            FROM jobs
+            """)[0].decode(0)
+    }
+
+    func deadLetterReasons() async throws -> [String] {
+        try await database.pool.query("SELECT reason FROM dead_letters ORDER BY id").map { try $0.decode(0) }
+    }
+
+    /// The subscription mirroring a lineage: (status, store state, plan price, auto renew), or nil.
+    func subscription(_ lineage: String) async throws -> (status: String, state: String, planPriceID: Int64, autoRenew: Bool)? {
+        try await database.pool.query("""
+            SELECT s.status, s.store_state, s.plan_price_id, s.auto_renew FROM customer_subscriptions s
+            JOIN store_purchases p ON p.id = s.purchase_id WHERE p.lineage = $1
+            """, [lineage]).first.map { (try $0.decode(0), try $0.decode(1), try $0.decode(2), try $0.decode(3)) }
+    }
+
+    func purchase(_ lineage: String) async throws -> (state: String, customerID: String?)? {
+        try await database.pool.query("SELECT store_state, customer_id::text FROM store_purchases WHERE lineage = $1",
+                                      [lineage]).first.map { (try $0.decode(0), try $0.decodeOptional(1)) }
+    }
+
+    func invoices(_ lineage: String) async throws -> [(transactionID: String, amount: Int64, customerID: String?)] {
+        try await database.pool.query("""
+            SELECT i.store_transaction_id, i.amount_minor, i.customer_id::text FROM invoices i
+            JOIN store_purchases p ON p.id = i.purchase_id WHERE p.lineage = $1 ORDER BY i.issued_at, i.id
+            """, [lineage]).map { (try $0.decode(0), try $0.decode(1), try $0.decodeOptional(2)) }
+    }
+
+    func refunds(_ lineage: String) async throws -> [(transactionID: String, amount: Int64, reversed: Bool)] {
+        try await database.pool.query("""
+            SELECT r.refunded_transaction_id, r.amount_minor, r.reversed_at IS NOT NULL FROM refunds r
+            JOIN invoices i ON i.id = r.invoice_id JOIN store_purchases p ON p.id = i.purchase_id
+            WHERE p.lineage = $1 ORDER BY r.id
+            """, [lineage]).map { (try $0.decode(0), try $0.decode(1), try $0.decode(2)) }
+    }
+
+    func receiptOutcome(_ notificationUUID: String) async throws -> String? {
+        try await database.pool.query("SELECT outcome FROM notification_receipts WHERE message_id = $1",
+                                      [notificationUUID]).first?.decodeOptional(0)
+    }
+}
+
+struct PipelineTimeout: Error, CustomStringConvertible {
+    let description: String
+}
