@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "StoreModel", "Crypto", "HTTP",
-                                             "Postgres", "Logging"], swiftSettings: strict),
+                                             "Metrics", "Postgres", "Logging"], swiftSettings: strict),
         // A local App Store: Apple-signed answers and notifications from a scenario, for tests, benchmarks and demos.
         .target(name: "Simulator", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "Logging"],
                 swiftSettings: strict),

@@ -15,13 +15,16 @@ public final class AppStoreAPIClient: Sendable {
     private let limiter: AppStoreRateLimiter
     private let baseURL: String
     private let now: @Sendable () -> Date
+    private let observe: (@Sendable (AppStoreAPICall) -> Void)?
 
     /// - Parameters:
     ///   - verifier: the connection's verifier; its bundle id and environment must be the configuration's.
     ///   - now: the clock for token times, signed-data validation and `Retry-After`; tests pass their own.
+    ///   - observe: told about every request sent (for metrics: on-call watches store errors and latency).
     /// - Throws: `.invalidConfiguration` when the settings contradict each other or Apple's limits.
     public init(configuration: AppStoreAPIConfiguration, verifier: SignedDataVerifier, httpClient: HTTPClient,
-                now: @escaping @Sendable () -> Date = { Date() }) throws(AppStoreAPIError) {
+                now: @escaping @Sendable () -> Date = { Date() },
+                observe: (@Sendable (AppStoreAPICall) -> Void)? = nil) throws(AppStoreAPIError) {
         func invalid(_ reason: String) -> AppStoreAPIError { AppStoreAPIError(.invalidConfiguration, reason) }
         guard verifier.bundleID == configuration.bundleID else {
             throw invalid("the verifier checks bundle id \(verifier.bundleID), the connection is \(configuration.bundleID)")
@@ -63,6 +66,7 @@ public final class AppStoreAPIClient: Sendable {
         limiter = AppStoreRateLimiter(limits)
         baseURL = base
         self.now = now
+        self.observe = observe
     }
 
     /// Get All Subscription Statuses for the customer's subscriptions in the group(s) of `transactionID`
@@ -161,11 +165,14 @@ public final class AppStoreAPIClient: Sendable {
         let request = HTTPClientRequest(method: call.method, url: baseURL + call.target, headers: headers, body: body,
                                         timeout: configuration.requestTimeout)
         let response: HTTPClientResponse
+        let started = ContinuousClock.now
         do {
             response = try await http.send(request)
         } catch let error as HTTPClientError {
+            observe?(AppStoreAPICall(family: family, status: nil, duration: ContinuousClock.now - started))
             throw AppStoreAPIError(transport: error, call: "\(call)")
         }
+        observe?(AppStoreAPICall(family: family, status: response.status, duration: ContinuousClock.now - started))
         guard (200...299).contains(response.status) else {
             if response.status == 401 { await tokens.discard(token) }
             throw AppStoreAPIError.classify(response, call: "\(call)", now: now())
@@ -279,4 +286,12 @@ public final class AppStoreAPIClient: Sendable {
         let hasMore: Bool?
         let signedTransactions: [String]?
     }
+}
+
+/// One request the client sent, as its observer sees it.
+public struct AppStoreAPICall: Sendable {
+    public let family: AppStoreEndpointFamily
+    /// The HTTP status, or `nil` when no answer arrived.
+    public let status: Int?
+    public let duration: Duration
 }

@@ -40,12 +40,14 @@ final class AppleConnectionRegistry: Sendable {
 
     private let http: HTTPClient
     private let rateLimitShare: Double
+    private let metrics: SyncMetrics?
     private let tools = Mutex<[Int64: Tools]>([:])
 
     /// - Parameter rateLimitShare: the share of Apple's published per-endpoint limits this process may use.
-    init(http: HTTPClient, rateLimitShare: Double) {
+    init(http: HTTPClient, rateLimitShare: Double, metrics: SyncMetrics?) {
         self.http = http
         self.rateLimitShare = rateLimitShare
+        self.metrics = metrics
     }
 
     func tools(for connection: StoreConnection) throws -> Tools {
@@ -83,8 +85,11 @@ final class AppleConnectionRegistry: Sendable {
                                                      baseURL: connection.apiBaseURL)
         configuration.rateLimits = configuration.rateLimits.scaled(by: rateLimitShare)
         let client: AppStoreAPIClient
+        var observe: (@Sendable (AppStoreAPICall) -> Void)?
+        if let metrics { observe = { call in metrics.record(call) } }
         do {
-            client = try AppStoreAPIClient(configuration: configuration, verifier: verifier, httpClient: http)
+            client = try AppStoreAPIClient(configuration: configuration, verifier: verifier, httpClient: http,
+                                           observe: observe)
         } catch {
             throw JobFailure.permanent("connection \(connection.id): \(error)")
         }

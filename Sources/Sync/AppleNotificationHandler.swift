@@ -15,6 +15,7 @@ struct AppleNotificationHandler: JobHandler {
 
     let registry: AppleConnectionRegistry
     let consumption: AppleConsumptionScheduler
+    let metrics: SyncMetrics?
 
     func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
         let envelope = try IngestEnvelope(job)
@@ -24,6 +25,7 @@ struct AppleNotificationHandler: JobHandler {
             signedPayload = try NotificationRouting.signedPayload(fromBody: envelope.body)
             routing = try NotificationRouting(unverified: signedPayload)
         } catch let error as AppStoreVerificationError {
+            metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
         let connections = try await context.pool.transaction { db in
@@ -42,6 +44,7 @@ struct AppleNotificationHandler: JobHandler {
             let verifier = try tools.verifier(for: routing.environment ?? .production, claimedAppAppleID: routing.appAppleID)
             notification = try verifier.verifyNotification(signedPayload)
         } catch let error as AppStoreVerificationError {
+            metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
         let uuid = notification.notificationUUID
@@ -71,6 +74,7 @@ struct AppleNotificationHandler: JobHandler {
             transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
                 .verifyTransaction(signedTransaction)
         } catch let error as AppStoreVerificationError {
+            metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
         guard let transactionID = transaction.transactionId, let lineage = transaction.originalTransactionId else {

@@ -1,4 +1,5 @@
 import HTTP
+import Metrics
 import Worker
 
 /// The store job kinds a worker process runs, wired to one shared HTTP client (one libcurl multi thread
@@ -14,11 +15,14 @@ public enum SyncHandlers {
 
     public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind]
 
+    /// - Parameter metrics: where store API and verification metrics go (`/metrics`); none in tests that do not look.
     public static func register(into registry: inout HandlerRegistry, http: HTTPClient,
-                                configuration: Configuration = Configuration()) {
-        let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare)
+                                configuration: Configuration = Configuration(), metrics: MetricsRegistry? = nil) {
+        let syncMetrics = metrics.map(SyncMetrics.init(registry:))
+        let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare, metrics: syncMetrics)
         registry.register(AppleNotificationHandler.kind,
-                          AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler()))
+                          AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler(),
+                                                   metrics: syncMetrics))
         registry.register(AppleConsumptionHandler.kind, AppleConsumptionHandler(registry: apple))
     }
 }

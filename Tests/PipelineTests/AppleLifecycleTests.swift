@@ -21,6 +21,10 @@ import Testing
             #expect(invoices.first?.transactionID == buy.transactionId)
             #expect(try await pipeline.count("SELECT count(*) FROM payments") == 1)
             #expect(try await pipeline.receiptOutcome(buy.notification!.notificationUUID) == "mirrored")
+            let metrics = pipeline.metrics.render()
+            #expect(metrics.contains(#"storesync_store_api_requests_total{store="apple",endpoint="statuses",status="2xx"} 1"#),
+                    "\(metrics)")
+            #expect(metrics.contains(#"storesync_store_api_requests_total{store="apple",endpoint="history",status="2xx"} 1"#))
         }
     }
 

@@ -120,6 +120,8 @@ import Testing
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1)
             #expect(reasons.first?.hasPrefix("verification failed: VERIFICATION_FAILURE") == true, "\(reasons)")
+            #expect(pipeline.metrics.render().contains(
+                #"storesync_verification_failures_total{store="apple",code="VERIFICATION_FAILURE"} 1"#))
             #expect(pipeline.simulator.requestCounts.values.reduce(0, +) == 0)
         }
     }

@@ -42,6 +42,8 @@ struct Pipeline {
     let planPrices: [String: Int64]
     /// Apple's webhook on the test's ingest.
     let ingestURL: String?
+    /// The ingest's and the worker's metrics, as `/metrics` would show them.
+    let metrics: MetricsRegistry
     private let worker: Worker?
 
     static func with(_ options: Options = Options(), _ body: (Pipeline) async throws -> Void) async throws {
@@ -99,7 +101,7 @@ struct Pipeline {
             var worker: Worker?
             if options.startWorker {
                 var registry = HandlerRegistry()
-                SyncHandlers.register(into: &registry, http: http)
+                SyncHandlers.register(into: &registry, http: http, metrics: metrics)
                 var configuration = WorkerConfiguration()
                 configuration.concurrency = 16
                 configuration.pollInterval = .milliseconds(200)
@@ -112,7 +114,7 @@ struct Pipeline {
             let running = worker.map { worker in Task { await worker.run() } }
             let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, accountID: accountID,
                                     connection: connection, planPrices: planPrices, ingestURL: target.url,
-                                    worker: worker)
+                                    metrics: metrics, worker: worker)
             func shutDown() async {
                 worker?.stop()
                 await running?.value

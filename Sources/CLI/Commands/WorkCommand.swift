@@ -69,11 +69,11 @@ struct WorkCommand: Command {
 
         var registry = HandlerRegistry()
         registry.register(PurgeHandler.kind, PurgeHandler())
+        let metrics = MetricsRegistry()
         let http = try HTTPClient()
-        SyncHandlers.register(into: &registry, http: http, configuration: sync)
+        SyncHandlers.register(into: &registry, http: http, configuration: sync, metrics: metrics)
         configuration.schedules = [PurgeHandler.schedule]
 
-        let metrics = MetricsRegistry()
         let observer = WorkerMetrics(registry: metrics)
         let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: postgres.url,
                             observer: observer)

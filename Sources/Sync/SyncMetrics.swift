@@ -1,0 +1,31 @@
+import AppStore
+import Metrics
+
+/// What on-call watches on the store side: API answers by endpoint and status class (a wave of 401s means a
+/// revoked key, 429s a budget problem), their latency, and notifications refused by verification (a forged
+/// sender, or a misconfigured root or bundle id when they all fail).
+final class SyncMetrics: Sendable {
+    private let requests: Counter
+    private let latency: Histogram
+    private let verificationFailures: Counter
+
+    init(registry: MetricsRegistry) {
+        requests = registry.counter("storesync_store_api_requests_total", help: "Store API requests by answer class.",
+                                    labels: ["store", "endpoint", "status"])
+        latency = registry.histogram("storesync_store_api_duration_seconds", help: "Store API request latency.",
+                                     labels: ["store", "endpoint"])
+        verificationFailures = registry.counter("storesync_verification_failures_total",
+                                                help: "Store notifications refused by signature or token verification.",
+                                                labels: ["store", "code"])
+    }
+
+    func record(_ call: AppStoreAPICall) {
+        let status = call.status.map { "\($0 / 100)xx" } ?? "no answer"
+        requests.increment(by: 1, "apple", call.family.rawValue, status)
+        latency.observe(call.duration, "apple", call.family.rawValue)
+    }
+
+    func verificationFailed(store: String, code: String) {
+        verificationFailures.increment(by: 1, store, code)
+    }
+}
