@@ -27,5 +27,6 @@ extension Migration {
         Migration(version: 1, name: "queue", bytes: PackageResources.V0001__queue_sql),
         Migration(version: 2, name: "accounts", bytes: PackageResources.V0002__accounts_sql),
         Migration(version: 3, name: "mirror", bytes: PackageResources.V0003__mirror_sql),
+        Migration(version: 4, name: "google", bytes: PackageResources.V0004__google_sql),
     ]
 }

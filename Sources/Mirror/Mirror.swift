@@ -79,6 +79,8 @@ public enum Mirror {
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
                                subscriptionID: subscriptionID, reverseMissingRefunds: fresh, asOf: snapshot.asOf, on: db)
 
+        let replaced = try PurchaseTokens.record(snapshot, purchaseID: purchaseID, connectionID: connection.id, on: db)
+
         var timeline = Timeline(purchaseID: purchaseID, source: snapshot.source)
         if fresh {
             timeline.add(known.state == snapshot.state ? "refreshed" : "state_changed", [
@@ -92,6 +94,7 @@ public enum Mirror {
         if customerID == nil && known.purchaseID == nil {
             timeline.add("pending_claim", ["account_token": snapshot.accountToken == nil ? "none" : "unknown"])
         }
+        replaced.forEach { timeline.add("token_replaced", ["purchase_token": $0]) }
         booking.charges.forEach { timeline.add("charge_booked", ["transaction_id": $0]) }
         booking.refunds.forEach { timeline.add("refund_booked", ["transaction_id": $0]) }
         booking.reversals.forEach { timeline.add("refund_reversed", ["transaction_id": $0]) }

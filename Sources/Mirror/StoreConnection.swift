@@ -23,11 +23,19 @@ public struct StoreConnection: Sendable, Equatable {
     public let apiBaseURL: String?
     /// Roots trusted instead of the store's real root (a simulator); `nil` for the real one.
     public let trustedRootsPEM: String?
+    /// Google: the service account the Play Developer API is called as, and its OAuth token endpoint.
+    public let apiClientEmail: String?
+    public let apiTokenURI: String?
+    /// Google: what a Pub/Sub push's OIDC token must say (`aud`, `email`) and where its signing keys are.
+    public let pushAudience: String?
+    public let pushServiceAccount: String?
+    public let pushJWKSURL: String?
 
     static let columns = """
         id, account_id, store, app_identifier, app_apple_id, environment, require_issued_tokens,
         answer_consumption_requests, consumption_refund_preference, api_key_id, api_issuer_id, api_private_key,
-        api_base_url, trusted_roots_pem
+        api_base_url, trusted_roots_pem, api_client_email, api_token_uri, push_audience, push_service_account,
+        push_jwks_url
         """
 
     init(row: PostgresRow) throws {
@@ -51,6 +59,11 @@ public struct StoreConnection: Sendable, Equatable {
         apiPrivateKeyPEM = try row.decodeOptional(11)
         apiBaseURL = try row.decodeOptional(12)
         trustedRootsPEM = try row.decodeOptional(13)
+        apiClientEmail = try row.decodeOptional(14)
+        apiTokenURI = try row.decodeOptional(15)
+        pushAudience = try row.decodeOptional(16)
+        pushServiceAccount = try row.decodeOptional(17)
+        pushJWKSURL = try row.decodeOptional(18)
     }
 }
 

@@ -84,8 +84,10 @@ public struct StoreSnapshot: Sendable {
     public let accountToken: String?
     /// Every charge seen in this answer (already-booked ones are skipped by the mirror).
     public let charges: [StoreCharge]
-    /// Google purchase tokens this lineage replaced (upgrades, re-signups).
-    public let replacedTokens: [String]
+    /// Google: the purchase token this answer is about; `nil` for Apple.
+    public var purchaseToken: String?
+    /// Google purchase tokens of this lineage that `purchaseToken` replaced (upgrades, re-signups), oldest first.
+    public var replacedTokens: [String]
     /// Google: a production purchase the store still waits to have acknowledged.
     public let needsAcknowledgement: Bool
     /// When the store's answer was true; an older snapshot never overwrites a newer one.
@@ -97,7 +99,7 @@ public struct StoreSnapshot: Sendable {
     public init(store: Store, lineage: String, environment: StoreEnvironment, productID: String, basePlanID: String?,
                 state: StoreState, periodStart: Date?, expiresAt: Date?, graceEndsAt: Date?, autoRenew: Bool,
                 inFreeTrial: Bool, ownership: Ownership, accountToken: String?, charges: [StoreCharge],
-                replacedTokens: [String] = [], needsAcknowledgement: Bool = false, asOf: Date, source: SnapshotSource,
+                purchaseToken: String? = nil, replacedTokens: [String] = [], needsAcknowledgement: Bool = false, asOf: Date, source: SnapshotSource,
                 raw: String) {
         self.store = store
         self.lineage = lineage
@@ -113,6 +115,7 @@ public struct StoreSnapshot: Sendable {
         self.ownership = ownership
         self.accountToken = accountToken
         self.charges = charges
+        self.purchaseToken = purchaseToken
         self.replacedTokens = replacedTokens
         self.needsAcknowledgement = needsAcknowledgement
         self.asOf = asOf

@@ -1,0 +1,34 @@
+import Postgres
+import StoreModel
+
+/// Google purchase-token chains. A new token whose `linkedPurchaseToken` names a known one continues that
+/// token's lineage; the lineage's id is its first token.
+public enum PurchaseTokens {
+    /// The lineage a token belongs to, if the token was seen before.
+    public static func lineage(of token: String, connectionID: Int64, on db: isolated PostgresConnection) throws -> String? {
+        try db.query("""
+            SELECT p.lineage FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id
+            WHERE t.connection_id = $1 AND t.purchase_token = $2
+            """, [connectionID, token]).first?.decode(0)
+    }
+
+    /// Records the snapshot's token and the ones it replaced as the purchase's; returns the tokens newly
+    /// marked replaced, for the timeline.
+    static func record(_ snapshot: StoreSnapshot, purchaseID: Int64, connectionID: Int64,
+                       on db: isolated PostgresConnection) throws -> [String] {
+        guard let current = snapshot.purchaseToken else { return [] }
+        let chain = snapshot.replacedTokens + [current]
+        let successors = snapshot.replacedTokens.indices.map { chain[$0 + 1] } + [nil]
+        return try db.query("""
+            WITH c AS (SELECT * FROM unnest($3::text[], $4::text[]) AS c(token, replaced_by)),
+            inserted AS (
+                INSERT INTO purchase_tokens (connection_id, purchase_token, purchase_id, replaced_by)
+                SELECT $1, token, $2, replaced_by FROM c
+                ON CONFLICT (connection_id, purchase_token) DO UPDATE SET replaced_by = EXCLUDED.replaced_by
+                    WHERE purchase_tokens.replaced_by IS NULL AND EXCLUDED.replaced_by IS NOT NULL
+                RETURNING purchase_token, replaced_by
+            )
+            SELECT purchase_token FROM inserted WHERE replaced_by IS NOT NULL
+            """, [connectionID, purchaseID, PostgresArray(chain), PostgresArray(successors)]).map { try $0.decode(0) }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Mirror
+import StoreModel
+import TestSupport
+import Testing
+
+/// Google purchase-token chains: every token of a lineage leads to it, and replaced tokens say by what.
+@Suite struct PurchaseTokensTests {
+    @Test func anUpgradeChainIsOneLineageWithItsOldTokensMarkedReplaced() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database, store: .google)
+            try await fixture.map(MirrorFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
+            var first = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", token: nil, asOfDay: 0)
+            first.purchaseToken = "token-a"
+            _ = try await fixture.apply(first)
+
+            var upgraded = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", token: nil, asOfDay: 1,
+                                         reference: "notification-2", event: "SUBSCRIPTION_PURCHASED")
+            upgraded.purchaseToken = "token-c"
+            upgraded.replacedTokens = ["token-a", "token-b"]
+            _ = try await fixture.apply(upgraded)
+            _ = try await fixture.apply(upgraded)
+
+            let connectionID = fixture.connection.id
+            for token in ["token-a", "token-b", "token-c"] {
+                let lineage = try await database.pool.transaction { db in
+                    try PurchaseTokens.lineage(of: token, connectionID: connectionID, on: db)
+                }
+                #expect(lineage == "token-a")
+            }
+            let replaced = try await fixture.rows("SELECT purchase_token, replaced_by FROM purchase_tokens ORDER BY purchase_token")
+                .map { [try $0.decode(0, as: String.self), try $0.decodeOptional(1, as: String.self) ?? "-"] }
+            #expect(replaced == [["token-a", "token-b"], ["token-b", "token-c"], ["token-c", "-"]])
+            #expect(try await fixture.count("SELECT count(*) FROM store_purchases") == 1)
+            #expect(try await fixture.count("SELECT count(*) FROM purchase_events WHERE kind = 'token_replaced'") == 2)
+            let unknown = try await database.pool.transaction { db in
+                try PurchaseTokens.lineage(of: "token-z", connectionID: connectionID, on: db)
+            }
+            #expect(unknown == nil)
+        }
+    }
+}
