@@ -32,8 +32,8 @@ import Testing
 
     @Test(arguments: [
         (["connections"], "say add, list or show"),
-        (["connections", "add"], "say which store to connect: apple"),
-        (["connections", "add", "google", "--account", "1"], "google connections are not supported yet"),
+        (["connections", "add"], "say which store to connect: apple or google"),
+        (["connections", "add", "google", "--account", "1"], "--package-name is required"),
         (["connections", "add", "amazon"], "unknown store \"amazon\""),
         (["connections", "add", "apple"], "--account is required"),
         (["connections", "add", "apple", "--account", "1"], "--bundle-id is required"),

@@ -15,6 +15,11 @@ struct ConnectionsCommand: Command {
                                                [--answer-consumption-requests on|off]
                                                [--consumption-refund-preference DECLINE|GRANT_FULL|GRANT_PRORATED]
                                                [--json]
+               storesync connections add google --account A --package-name P --environment Production|Sandbox
+                                                --service-account-key FILE | --service-account-key-env VAR
+                                                --push-audience AUD --push-service-account EMAIL
+                                                [--api-base-url URL] [--token-uri URL] [--jwks-url URL]
+                                                [--require-issued-tokens on|off] [--json]
                storesync connections list [--json]
                storesync connections show ID
 
@@ -35,6 +40,17 @@ struct ConnectionsCommand: Command {
                                answer Apple's consumption requests (default off), with this preference
                                when the backend recorded none
 
+        Google:
+          --service-account-key FILE
+                               the JSON key of the service account with access to the app in Play Console
+                               (its client_email, RSA private_key and token_uri are kept); or
+                               --service-account-key-env VAR holding that JSON
+          --push-audience, --push-service-account
+                               what the Pub/Sub push subscription's OIDC tokens carry: the audience it is
+                               configured with and the service account it signs as
+          --api-base-url, --token-uri, --jwks-url
+                               a simulator's or proxy's Play API, OAuth token endpoint and push-key JWKS
+
         Secrets are stored but never printed: `show` says only whether the private key is set.
         """
 
@@ -46,12 +62,14 @@ struct ConnectionsCommand: Command {
         let json = arguments.flag("--json")
         switch arguments.positional() {
         case "add"?:
-            guard let storeName = arguments.positional() else { throw UsageError("say which store to connect: apple") }
+            guard let storeName = arguments.positional() else { throw UsageError("say which store to connect: apple or google") }
             switch Store(rawValue: storeName) {
             case .apple?:
                 return try await add(try appleConnection(&arguments, environment: environment), json: json, environment: environment)
-            case .google?: throw UsageError("google connections are not supported yet; available: apple")
-            case nil: throw UsageError("unknown store \(Parse.quoted(storeName)); available: apple")
+            case .google?:
+                return try await add(try googleConnection(&arguments, environment: environment), json: json,
+                                     environment: environment)
+            case nil: throw UsageError("unknown store \(Parse.quoted(storeName)); available: apple, google")
             }
         case "list"?:
             try arguments.finish()
@@ -74,7 +92,7 @@ struct ConnectionsCommand: Command {
     }
 
     /// Parses what every store's connection has, then hands the rest to the store's own options.
-    private static func common(_ arguments: inout Arguments, store: Store, appOption: String) throws -> Request {
+    static func common(_ arguments: inout Arguments, store: Store, appOption: String) throws -> Request {
         guard let account = try arguments.option("--account") else { throw UsageError("--account is required") }
         guard let app = try arguments.option(appOption) else { throw UsageError("\(appOption) is required") }
         guard let environmentName = try arguments.option("--environment") else {
@@ -113,7 +131,7 @@ struct ConnectionsCommand: Command {
         request.connection.apiPrivateKeyPEM = try applePrivateKey(file: try arguments.option("--private-key"),
                                                                   variable: try arguments.option("--private-key-env"),
                                                                   environment: environment)
-        request.connection.apiBaseURL = try arguments.option("--api-base-url").map(baseURL)
+        request.connection.apiBaseURL = try arguments.option("--api-base-url").map { try baseURL($0) }
         request.connection.trustedRootsPEM = try roots(try arguments.options("--root"))
         if let answer = try arguments.option("--answer-consumption-requests") {
             request.connection.answerConsumptionRequests = try Parse.onOff(answer, "--answer-consumption-requests")
@@ -165,10 +183,10 @@ struct ConnectionsCommand: Command {
         return try key.pem()
     }
 
-    private static func baseURL(_ text: String) throws -> String {
+    static func baseURL(_ text: String, option: String = "--api-base-url") throws -> String {
         guard text.utf8.count <= 2000, text.range(of: "^https?://[^\\s/?#]+[^\\s]*$", options: .regularExpression) != nil,
               let url = URL(string: text), url.host != nil else {
-            throw UsageError("--api-base-url must be an http:// or https:// URL of at most 2000 bytes, got \(Parse.quoted(text))")
+            throw UsageError("\(option) must be an http:// or https:// URL of at most 2000 bytes, got \(Parse.quoted(text))")
         }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
     }
@@ -249,6 +267,11 @@ struct ConnectionsCommand: Command {
             ("api_private_key", .string(connection.apiPrivateKeyPEM == nil ? "(not set)" : "(set)")),
             ("api_base_url", connection.apiBaseURL.map { .string($0) } ?? .null),
             ("trusted_roots", roots ?? .null),
+            ("api_client_email", connection.apiClientEmail.map { .string($0) } ?? .null),
+            ("api_token_uri", connection.apiTokenURI.map { .string($0) } ?? .null),
+            ("push_audience", connection.pushAudience.map { .string($0) } ?? .null),
+            ("push_service_account", connection.pushServiceAccount.map { .string($0) } ?? .null),
+            ("push_jwks_url", connection.pushJWKSURL.map { .string($0) } ?? .null),
         ])
     }
 
