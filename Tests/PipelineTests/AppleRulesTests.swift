@@ -161,4 +161,19 @@ import Testing
             #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
         }
     }
+
+    @Test func aConsumptionAnswerPastItsDeadlineDeadLetters() async throws {
+        var options = Pipeline.Options()
+        options.answerConsumptionRequests = true
+        try await Pipeline.with(options) { pipeline in
+            let past = Int64(Date().addingTimeInterval(-60).timeIntervalSince1970 * 1000)
+            let payload = #"{"connectionID":\#(pipeline.connection.id),"transactionID":"1","deadlineMilliseconds":\#(past),"#
+                + #""notificationUUID":"n-1","productType":"Auto-Renewable Subscription"}"#
+            _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: "apple.consumption", payload: payload))
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.hasPrefix("deadline passed") == true, "\(reasons)")
+            #expect(pipeline.simulator.consumptionRequests.isEmpty)
+        }
+    }
 }
