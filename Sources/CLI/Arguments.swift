@@ -86,7 +86,6 @@ enum Parse {
         return value
     }
 
-    /// `250ms`, `30s`, `5m`, `2h`, or a bare number of seconds.
     /// A share such as `0.25` or `1`: more than 0, at most 1000 (a benchmark may lift limits far above the
     /// stores' published ones).
     static func fraction(_ text: String, _ name: String) throws -> Double {
@@ -96,8 +95,9 @@ enum Parse {
         return value
     }
 
+    /// `250ms`, `30s`, `5m`, `2h`, `60d`, or a bare number of seconds.
     static func duration(_ text: String, _ name: String, range: ClosedRange<Duration>) throws -> Duration {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         var number = text
         var scale = 1.0
         for (suffix, factor) in units where text.hasSuffix(suffix) {

@@ -28,5 +28,6 @@ extension Migration {
         Migration(version: 2, name: "accounts", bytes: PackageResources.V0002__accounts_sql),
         Migration(version: 3, name: "mirror", bytes: PackageResources.V0003__mirror_sql),
         Migration(version: 4, name: "google", bytes: PackageResources.V0004__google_sql),
+        Migration(version: 5, name: "resync", bytes: PackageResources.V0005__resync_sql),
     ]
 }

@@ -1,5 +1,6 @@
 import HTTP
 import Metrics
+import Queue
 import Worker
 
 /// The store job kinds a worker process runs, wired to one shared HTTP client (one libcurl multi thread
@@ -9,11 +10,17 @@ public enum SyncHandlers {
         /// The share of each store's published rate limits one worker process may use: with N worker
         /// processes against the same store accounts, 1/N keeps them together under the limit.
         public var rateLimitShare: Double = 1.0
+        /// How the daily resync and `storesync sync` spread their work.
+        public var resync = ResyncSettings()
 
         public init() {}
     }
 
-    public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind]
+    public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind, AppleResyncHandler.kind,
+                               DailySyncHandler.kind]
+
+    /// The schedules a worker process claims periods of.
+    public static let schedules = [DailySyncHandler.schedule]
 
     /// - Parameter metrics: where store API and verification metrics go (`/metrics`); none in tests that do not look.
     public static func register(into registry: inout HandlerRegistry, http: HTTPClient,
@@ -24,5 +31,7 @@ public enum SyncHandlers {
                           AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler(),
                                                    metrics: syncMetrics))
         registry.register(AppleConsumptionHandler.kind, AppleConsumptionHandler(registry: apple))
+        registry.register(AppleResyncHandler.kind, AppleResyncHandler(registry: apple, metrics: syncMetrics))
+        registry.register(DailySyncHandler.kind, DailySyncHandler(settings: configuration.resync))
     }
 }

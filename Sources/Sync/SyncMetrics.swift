@@ -8,6 +8,7 @@ final class SyncMetrics: Sendable {
     private let requests: Counter
     private let latency: Histogram
     private let verificationFailures: Counter
+    private let drifts: Counter
 
     init(registry: MetricsRegistry) {
         requests = registry.counter("storesync_store_api_requests_total", help: "Store API requests by answer class.",
@@ -17,12 +18,19 @@ final class SyncMetrics: Sendable {
         verificationFailures = registry.counter("storesync_verification_failures_total",
                                                 help: "Store notifications refused by signature or token verification.",
                                                 labels: ["store", "code"])
+        drifts = registry.counter("storesync_resync_drift_total",
+                                  help: "Changes a resync found that no notification had delivered (lost notifications).",
+                                  labels: ["connection", "kind"])
     }
 
     func record(_ call: AppStoreAPICall) {
         let status = call.status.map { "\($0 / 100)xx" } ?? "no answer"
         requests.increment(by: 1, "apple", call.family.rawValue, status)
         latency.observe(call.duration, "apple", call.family.rawValue)
+    }
+
+    func drift(connectionID: Int64, kind: String) {
+        drifts.increment(by: 1, String(connectionID), kind)
     }
 
     func verificationFailed(store: String, code: String) {

@@ -29,6 +29,10 @@ struct WorkCommand: Command {
           --store-rate-share F share of each store's published API rate  env STORESYNC_STORE_RATE_SHARE
                                limits this process may use (with N       default 1
                                worker processes, use 1/N)
+          --resync-rate-share F  share of those limits the daily resync  env STORESYNC_RESYNC_RATE_SHARE
+                               is spread to use                           default 0.5
+          --resync-horizon D   re-check expired/revoked purchases this   env STORESYNC_RESYNC_HORIZON
+                               long after they ended                      default 60d
 
         Durations: 500ms, 30s, 5m, 2h. Database connections per process: STORESYNC_DB_POOL_SIZE (default 6)
         plus one for LISTEN.
@@ -53,6 +57,18 @@ struct WorkCommand: Command {
         return configuration
     }
 
+    /// The resync settings from the environment (`sync` and `work` share them).
+    static func resyncSettings(_ environment: Environment) throws -> ResyncSettings {
+        var settings = ResyncSettings()
+        if let share = environment.string("STORESYNC_RESYNC_RATE_SHARE") {
+            settings.rateShare = try Parse.fraction(share, "STORESYNC_RESYNC_RATE_SHARE")
+        }
+        if let horizon = environment.string("STORESYNC_RESYNC_HORIZON") {
+            settings.horizon = try Parse.duration(horizon, "STORESYNC_RESYNC_HORIZON", range: .seconds(0)...(.seconds(400 * 86_400)))
+        }
+        return settings
+    }
+
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
         var configuration = try configuration(&arguments, environment: environment)
         let metricsListen = try arguments.option("--metrics-listen") ?? environment.string("STORESYNC_METRICS_LISTEN")
@@ -61,6 +77,14 @@ struct WorkCommand: Command {
         var sync = SyncHandlers.Configuration()
         if let share = try arguments.option("--store-rate-share") ?? environment.string("STORESYNC_STORE_RATE_SHARE") {
             sync.rateLimitShare = try Parse.fraction(share, "--store-rate-share")
+        }
+        if let share = try arguments.option("--resync-rate-share") {
+            sync.resync.rateShare = try Parse.fraction(share, "--resync-rate-share")
+        } else {
+            sync.resync = try resyncSettings(environment)
+        }
+        if let horizon = try arguments.option("--resync-horizon") {
+            sync.resync.horizon = try Parse.duration(horizon, "--resync-horizon", range: .seconds(0)...(.seconds(400 * 86_400)))
         }
         try arguments.finish()
         let postgres = try environment.postgres(defaultSize: 6, applicationName: "storesync-work")
@@ -72,7 +96,7 @@ struct WorkCommand: Command {
         let metrics = MetricsRegistry()
         let http = try HTTPClient()
         SyncHandlers.register(into: &registry, http: http, configuration: sync, metrics: metrics)
-        configuration.schedules = [PurgeHandler.schedule]
+        configuration.schedules = [PurgeHandler.schedule] + SyncHandlers.schedules
 
         let observer = WorkerMetrics(registry: metrics)
         let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: postgres.url,

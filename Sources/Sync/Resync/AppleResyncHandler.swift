@@ -1,0 +1,38 @@
+import Foundation
+import Mirror
+import Queue
+import StoreModel
+import Worker
+
+/// The `apple.resync` job: the same re-fetch → snapshot → apply path as a notification, for one lineage,
+/// recording drift when the store knew something the mirror did not.
+struct AppleResyncHandler: JobHandler {
+    static let kind = ResyncPlanner.jobKind(for: .apple)
+
+    let registry: AppleConnectionRegistry
+    let metrics: SyncMetrics?
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        guard let task = try? JSONDecoder().decode(ResyncTask.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload is not a resync task (connection_id, lineage)")
+        }
+        let connection = try await context.pool.transaction { db in try StoreConnections.get(id: task.connection_id, on: db) }
+        guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
+        let tools = try registry.tools(for: connection)
+        let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")
+        // Any transaction id of the customer works for both endpoints; the original one always exists.
+        let fetched = try await AppleRefetch(client: tools.client, pool: context.pool)
+            .snapshot(connection: connection, lineage: task.lineage, transactionID: task.lineage, source: source,
+                      attempt: job.attempt, vouched: false)
+        let metrics = metrics
+        return .done("resynced", writes: { db in
+            do {
+                let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
+                                               on: db)
+                try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
+            } catch let error as MirrorError {
+                throw StoreFailures.mirror(error)
+            }
+        })
+    }
+}

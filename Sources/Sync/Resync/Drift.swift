@@ -1,0 +1,30 @@
+import Mirror
+import Postgres
+
+/// What a resync found that no notification had delivered: the on-call signal that notifications are being
+/// lost. Recorded on the purchase's timeline and counted by connection and kind.
+enum Drift {
+    /// The kinds of drift an apply outcome shows: a state change, a charge or a refund booked (or reversed).
+    static func kinds(_ outcome: Mirror.Outcome) -> [String] {
+        guard outcome.applied else { return [] }
+        var kinds: [String] = []
+        if let previous = outcome.previousState, previous != outcome.state { kinds.append("state") }
+        if outcome.chargesBooked > 0 { kinds.append("charge") }
+        if outcome.refundsBooked > 0 || outcome.refundsReversed > 0 { kinds.append("refund") }
+        return kinds
+    }
+
+    static func record(_ outcome: Mirror.Outcome, connectionID: Int64, metrics: SyncMetrics?,
+                       on db: isolated PostgresConnection) throws {
+        let kinds = kinds(outcome)
+        guard !kinds.isEmpty else { return }
+        _ = try db.query("""
+            INSERT INTO purchase_events (purchase_id, kind, source, detail)
+            VALUES ($1, 'drift', 'resync', jsonb_build_object('kinds', $2::text[], 'state', $3::text,
+                                                              'previous_state', $4::text, 'charges', $5::int,
+                                                              'refunds', $6::int))
+            """, [outcome.purchaseID, PostgresArray(kinds), outcome.state.rawValue, outcome.previousState?.rawValue,
+                  outcome.chargesBooked, outcome.refundsBooked + outcome.refundsReversed])
+        for kind in kinds { metrics?.drift(connectionID: connectionID, kind: kind) }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Postgres
+import Queue
+import Simulator
+import Sync
+import TestSupport
+import Testing
+
+/// The daily resync: what notifications missed is repaired through the same path and recorded as drift;
+/// the fan-out happens once per day across processes and is spread at the connection's rate.
+@Suite struct AppleResyncTests {
+    private func runDailySync(_ pipeline: Pipeline, period: String = "2026-11-29") async throws {
+        _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(
+            kind: "sync.daily", payload: #"{"schedule":"daily-sync","period":"\#(period)"}"#))
+    }
+
+    private func driftKinds(_ pipeline: Pipeline) async throws -> [String] {
+        try await pipeline.database.pool.query("""
+            SELECT detail->>'kinds' FROM purchase_events WHERE kind = 'drift' ORDER BY id
+            """).map { try $0.decode(0) }
+    }
+
+    @Test func aSilentRenewalIsBookedByTheDailyResyncAndCountedAsDrift() async throws {
+        try await Pipeline.with { pipeline in
+            let customer = try await pipeline.customer()
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: customer.token).originalTransactionId
+            try await pipeline.settle()
+            try await pipeline.simulator.renew(lineage, silent: true)
+            try await runDailySync(pipeline)
+            try await pipeline.settle()
+            #expect(try await pipeline.invoices(lineage).count == 2)
+            #expect(try await driftKinds(pipeline) == [#"["charge"]"#])
+            #expect(pipeline.metrics.render().contains(
+                #"storesync_resync_drift_total{connection="\#(pipeline.connection.id)",kind="charge"} 1"#))
+            // Nothing new the second day: no drift.
+            try await runDailySync(pipeline, period: "2026-11-30")
+            try await pipeline.settle()
+            #expect(try await driftKinds(pipeline).count == 1)
+        }
+    }
+
+    @Test func silentRefundsAndExpiriesAreRepairedAsDrift() async throws {
+        try await Pipeline.with { pipeline in
+            let customer = try await pipeline.customer()
+            let refunded = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                  appAccountToken: customer.token).originalTransactionId
+            let expiring = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                  appAccountToken: customer.token).originalTransactionId
+            try await pipeline.settle()
+            try await pipeline.simulator.refund(refunded, silent: true)
+            try await pipeline.simulator.cancel(expiring, silent: true)
+            try await pipeline.simulator.expire(expiring, reason: .voluntary, silent: true)
+            try await runDailySync(pipeline)
+            try await pipeline.settle()
+            #expect(try await pipeline.subscription(refunded)?.state == "revoked")
+            #expect(try await pipeline.refunds(refunded).count == 1)
+            #expect(try await pipeline.subscription(expiring)?.state == "expired")
+            #expect(Set(try await driftKinds(pipeline)) == [#"["state", "refund"]"#, #"["state"]"#])
+        }
+    }
+
+    @Test func lineagesExpiredBeyondTheHorizonAreNotRefetched() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let live = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                              appAccountToken: customer.token, silent: true)
+            let old = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                             appAccountToken: customer.token, silent: true)
+            let recent = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                appAccountToken: customer.token, silent: true)
+            try await pipeline.database.pool.query("""
+                INSERT INTO store_purchases (connection_id, lineage, environment, store_product_id, store_state, expires_at,
+                                             snapshot, as_of)
+                VALUES ($1, $2, 'Production', 'pro.monthly', 'active', now() + interval '20 days', '{}', now() - interval '1 day'),
+                       ($1, $3, 'Production', 'pro.monthly', 'expired', now() - interval '61 days', '{}', now()),
+                       ($1, $4, 'Production', 'pro.monthly', 'revoked', now() - interval '59 days', '{}', now())
+                """, [pipeline.connection.id, live.originalTransactionId, old.originalTransactionId,
+                      recent.originalTransactionId])
+            try await pipeline.database.pool.transaction { db in
+                _ = try ResyncPlannerProbe.enqueue(pipeline, on: db)
+            }
+            let lineages: [String] = try await pipeline.database.pool.query(
+                "SELECT payload->>'lineage' FROM jobs WHERE kind = 'apple.resync' ORDER BY run_at").map { try $0.decode(0) }
+            #expect(Set(lineages) == [live.originalTransactionId, recent.originalTransactionId])
+        }
+    }
+
+    @Test func theFanOutIsSpreadAtTheConnectionsResyncRateAndNeverDoubled() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            for index in 0..<10 {
+                try await pipeline.database.pool.query("""
+                    INSERT INTO store_purchases (connection_id, lineage, environment, store_product_id, store_state,
+                                                 expires_at, snapshot, as_of)
+                    VALUES ($1, $2, 'Production', 'pro.monthly', 'active', now() + interval '20 days', '{}', now() - interval '1 day')
+                    """, [pipeline.connection.id, "20000000000000\(index)"])
+            }
+            for _ in 0..<2 {
+                try await pipeline.database.pool.transaction { db in _ = try ResyncPlannerProbe.enqueue(pipeline, on: db) }
+            }
+            let times: [Date] = try await pipeline.database.pool.query(
+                "SELECT run_at FROM jobs WHERE kind = 'apple.resync' ORDER BY run_at").map { try $0.decode(0) }
+            #expect(times.count == 10)
+            // Production Apple: 50 requests/s per endpoint, half of it for resync → one lineage every 40 ms.
+            let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
+            #expect(gaps.allSatisfy { abs($0 - 0.04) < 0.001 }, "\(gaps)")
+        }
+    }
+
+    @Test func aResyncAndANotificationAtTheSameMomentAgree() async throws {
+        try await Pipeline.with { pipeline in
+            let customer = try await pipeline.customer()
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: customer.token).originalTransactionId
+            try await pipeline.settle()
+            try pipeline.simulator.setLatency(.milliseconds(20))
+            try await pipeline.database.pool.transaction { db in
+                _ = try ResyncPlannerProbe.enqueue(pipeline, lineage: lineage, on: db)
+            }
+            try await pipeline.simulator.renew(lineage)
+            try await pipeline.settle()
+            #expect(try await pipeline.invoices(lineage).count == 2)
+            #expect(try await pipeline.count("SELECT count(*) FROM payments") == 2)
+            #expect(try await pipeline.subscription(lineage)?.state == "active")
+        }
+    }
+
+    @Test func threeWorkerProcessesFanOutTheDayExactlyOnce() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            // Purchases the mirror knows (as if mirrored before), whose store state the resync re-reads.
+            for _ in 0..<4 {
+                let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                     appAccountToken: customer.token, silent: true)
+                    .originalTransactionId
+                try await pipeline.database.pool.query("""
+                    INSERT INTO store_purchases (connection_id, lineage, environment, store_product_id, store_state,
+                                                 expires_at, snapshot, as_of)
+                    VALUES ($1, $2, 'Production', 'pro.monthly', 'active', now() + interval '20 days', '{}', now() - interval '1 day')
+                    """, [pipeline.connection.id, lineage])
+            }
+            let workers = try (0..<3).map { _ in
+                try ChildProcess("storesync", ["work", "--concurrency", "4", "--poll-interval", "100ms",
+                                               "--grace-period", "1s", "--metrics-listen", "off"],
+                                 environment: ["DATABASE_URL": pipeline.database.url, "STORESYNC_LOG_LEVEL": "error"])
+            }
+            try await eventually("the daily fan-out and its resyncs to finish") {
+                let runs = try await pipeline.count("SELECT count(*) FROM schedule_runs WHERE schedule = 'daily-sync'")
+                let pending = try await pipeline.count("SELECT count(*) FROM jobs")
+                let resynced = try await pipeline.count("SELECT count(*) FROM purchase_events WHERE source = 'resync'")
+                return runs == 1 && pending == 0 && resynced >= 4
+            }
+            for worker in workers { worker.signal(SIGTERM) }
+            for worker in workers { #expect(try await worker.wait() == 0) }
+            #expect(try await pipeline.count("SELECT count(*) FROM schedule_runs WHERE schedule = 'daily-sync'") == 1)
+            #expect(try await pipeline.count("""
+                SELECT count(*) FROM purchase_events WHERE source = 'resync' AND kind IN ('refreshed', 'state_changed')
+                """) == 4)
+            #expect(try await pipeline.invoices(try await pipeline.database.pool.query(
+                "SELECT lineage FROM store_purchases LIMIT 1")[0].decode(0)).count == 1)
+        }
+    }
+}
+
+/// The planner with the pipeline's connection and default settings.
+enum ResyncPlannerProbe {
+    static func enqueue(_ pipeline: Pipeline, lineage: String? = nil, on db: isolated PostgresConnection) throws -> Int {
+        try ResyncPlanner.enqueue(connection: pipeline.connection, lineage: lineage, batch: "test", reason: "test",
+                                  start: Date(), settings: ResyncSettings(), on: db)
+    }
+}
