@@ -140,6 +140,33 @@ public final class AppStoreAPIClient: Sendable {
         _ = try await send(.consumption, call, body: body)
     }
 
+    /// Get Notification History: the notifications Apple signed for the app between `start` and `end`
+    /// (only those never delivered successfully with `onlyFailures`), one page of up to 20 from
+    /// `paginationToken`. The signed payloads are returned as Apple sent them — they are verified when their
+    /// notification job runs, like a delivered one.
+    public func notificationHistory(start: Date, end: Date, onlyFailures: Bool,
+                                    paginationToken: String? = nil) async throws -> NotificationHistoryPage {
+        let query = paginationToken.map { "?paginationToken=\(Self.queryValue($0))" } ?? ""
+        let call = Call("POST", "/inApps/v1/notifications/history\(query)")
+        let request: [String: Any] = ["startDate": Int64(start.timeIntervalSince1970 * 1000),
+                                      "endDate": Int64(end.timeIntervalSince1970 * 1000), "onlyFailures": onlyFailures]
+        let body: Data
+        do {
+            body = try JSONSerialization.data(withJSONObject: request, options: [.sortedKeys])
+        } catch {
+            throw AppStoreAPIError(.invalidRequest, "\(call): the request does not encode: \(error)")
+        }
+        let page = try Self.decode(NotificationHistoryResponse.self, try await send(.notificationHistory, call, body: body), call)
+        guard let items = page.notificationHistory, let hasMore = page.hasMore else {
+            throw Self.invalid(call, "the answer lacks notificationHistory or hasMore")
+        }
+        if hasMore, page.paginationToken?.isEmpty != false {
+            throw Self.invalid(call, "hasMore is true but there is no paginationToken")
+        }
+        return NotificationHistoryPage(signedPayloads: items.compactMap(\.signedPayload), hasMore: hasMore,
+                                       paginationToken: hasMore ? page.paginationToken : nil)
+    }
+
     // MARK: - Requests
 
     /// One request's method and target (path and query), which also name it in error messages.
@@ -294,4 +321,22 @@ public struct AppStoreAPICall: Sendable {
     /// The HTTP status, or `nil` when no answer arrived.
     public let status: Int?
     public let duration: Duration
+}
+
+/// One page of Get Notification History.
+public struct NotificationHistoryPage: Sendable {
+    public let signedPayloads: [String]
+    public let hasMore: Bool
+    /// Where the next page starts; `nil` on the last page.
+    public let paginationToken: String?
+}
+
+struct NotificationHistoryResponse: Decodable {
+    struct Item: Decodable {
+        let signedPayload: String?
+    }
+
+    let notificationHistory: [Item]?
+    let hasMore: Bool?
+    let paginationToken: String?
 }

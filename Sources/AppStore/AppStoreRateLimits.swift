@@ -5,6 +5,7 @@ public enum AppStoreEndpointFamily: String, Sendable, Hashable, CaseIterable {
     case subscriptionStatuses = "statuses"
     case transactionHistory = "history"
     case consumption
+    case notificationHistory = "notification-history"
 }
 
 /// Requests per second one store connection may send, per endpoint family. Apple enforces its limits per
@@ -25,15 +26,18 @@ public struct AppStoreRateLimits: Sendable, Equatable {
     public var subscriptionStatuses: Limit
     public var transactionHistory: Limit
     public var consumption: Limit
+    public var notificationHistory: Limit
     /// A request whose slot is further away than this fails at once as `.rateLimited` (retryable), so a
     /// backlog turns into rescheduled jobs instead of tasks holding worker slots while they wait.
     public var maximumWait: Duration
 
+    /// `notificationHistory` defaults to the statuses limit (Apple publishes the same 50/s for both).
     public init(subscriptionStatuses: Limit, transactionHistory: Limit, consumption: Limit,
-                maximumWait: Duration = .seconds(30)) {
+                notificationHistory: Limit? = nil, maximumWait: Duration = .seconds(30)) {
         self.subscriptionStatuses = subscriptionStatuses
         self.transactionHistory = transactionHistory
         self.consumption = consumption
+        self.notificationHistory = notificationHistory ?? subscriptionStatuses
         self.maximumWait = maximumWait
     }
 
@@ -50,6 +54,7 @@ public struct AppStoreRateLimits: Sendable, Equatable {
         case .subscriptionStatuses: subscriptionStatuses
         case .transactionHistory: transactionHistory
         case .consumption: consumption
+        case .notificationHistory: notificationHistory
         }
     }
 }
@@ -60,6 +65,7 @@ actor AppStoreRateLimiter {
     private var statuses: TokenBucket
     private var history: TokenBucket
     private var consumption: TokenBucket
+    private var notificationHistory: TokenBucket
 
     /// - Precondition: every limit is positive (`AppStoreAPIClient` checks before creating one).
     init(_ limits: AppStoreRateLimits) {
@@ -69,6 +75,7 @@ actor AppStoreRateLimiter {
         statuses = bucket(limits.subscriptionStatuses)
         history = bucket(limits.transactionHistory)
         consumption = bucket(limits.consumption)
+        notificationHistory = bucket(limits.notificationHistory)
     }
 
     /// Waits for a slot of `family`. Throws `.rateLimited` when the slot is beyond the bucket's maximum
@@ -90,6 +97,7 @@ actor AppStoreRateLimiter {
         case .subscriptionStatuses: return statuses.reserve(now: now)
         case .transactionHistory: return history.reserve(now: now)
         case .consumption: return consumption.reserve(now: now)
+        case .notificationHistory: return notificationHistory.reserve(now: now)
         }
     }
 }

@@ -106,6 +106,6 @@ extension AppStoreRateLimits {
         }
         return AppStoreRateLimits(subscriptionStatuses: scale(subscriptionStatuses),
                                   transactionHistory: scale(transactionHistory), consumption: scale(consumption),
-                                  maximumWait: maximumWait)
+                                  notificationHistory: scale(notificationHistory), maximumWait: maximumWait)
     }
 }

@@ -17,10 +17,10 @@ public enum SyncHandlers {
     }
 
     public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind, AppleResyncHandler.kind,
-                               DailySyncHandler.kind]
+                               AppleSweepHandler.kind, DailySyncHandler.kind, ReconcileHandler.kind]
 
     /// The schedules a worker process claims periods of.
-    public static let schedules = [DailySyncHandler.schedule]
+    public static let schedules = [DailySyncHandler.schedule, ReconcileHandler.schedule]
 
     /// - Parameter metrics: where store API and verification metrics go (`/metrics`); none in tests that do not look.
     public static func register(into registry: inout HandlerRegistry, http: HTTPClient,
@@ -32,6 +32,8 @@ public enum SyncHandlers {
                                                    metrics: syncMetrics))
         registry.register(AppleConsumptionHandler.kind, AppleConsumptionHandler(registry: apple))
         registry.register(AppleResyncHandler.kind, AppleResyncHandler(registry: apple, metrics: syncMetrics))
+        registry.register(AppleSweepHandler.kind, AppleSweepHandler(registry: apple))
         registry.register(DailySyncHandler.kind, DailySyncHandler(settings: configuration.resync))
+        registry.register(ReconcileHandler.kind, ReconcileHandler())
     }
 }

@@ -1,0 +1,93 @@
+import AppStore
+import Crypto
+import Foundation
+import Logging
+import Mirror
+import Postgres
+import Queue
+import Worker
+
+/// The `apple.sweep` job: asks Apple's notification history for every notification it failed to deliver
+/// since the connection's watermark and queues each as an `apple.notification` job — verified and
+/// deduplicated by `notificationUUID` exactly like a delivered one. The watermark and the page cursor are
+/// saved after every page, so a crash resumes where it stopped and a missed day is caught up once.
+struct AppleSweepHandler: JobHandler {
+    static let kind = ReconcileHandler.sweepKind(for: .apple)
+    static let sweep = "apple.notification-history"
+    /// Each window reaches this far behind the last one's end: Apple keeps retrying a notification for about
+    /// 6.5 days (1, 12, 24, 48, 72 hours), so one signed before the last sweep may only have failed since.
+    /// What is queued twice is deduplicated by `notificationUUID`.
+    static let overlap: TimeInterval = 7 * 86_400
+    /// Pages per run; the cursor carries the rest to the next run.
+    static let maxPages = 200
+
+    let registry: AppleConnectionRegistry
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        struct Payload: Decodable { let connection_id: Int64 }
+        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload has no connection_id")
+        }
+        let (connection, mark) = try await context.pool.transaction { db in
+            (try StoreConnections.get(id: payload.connection_id, on: db),
+             try Watermark.read(connectionID: payload.connection_id, sweep: Self.sweep, on: db))
+        }
+        guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
+        let client = try registry.tools(for: connection).client
+        // Resuming inside a window needs that window's exact bounds: Apple's page token belongs to its query.
+        let resumed = mark?.cursor.flatMap(WindowCursor.init(text:))
+        let end = resumed?.end ?? Date()
+        let start = resumed == nil ? (mark?.watermark ?? end).addingTimeInterval(-Self.overlap) : mark!.watermark
+        var cursor = resumed?.token
+        var queued = 0
+        for _ in 0..<Self.maxPages {
+            let page: NotificationHistoryPage
+            do {
+                page = try await client.notificationHistory(start: start, end: end, onlyFailures: true,
+                                                            paginationToken: cursor)
+            } catch let error as AppStoreAPIError {
+                throw StoreFailures.api(error, attempt: job.attempt, vouched: false)
+            }
+            cursor = page.paginationToken
+            let next = page.hasMore
+                ? Watermark(watermark: start, cursor: page.paginationToken.map { WindowCursor(end: end, token: $0).text })
+                : Watermark(watermark: end, cursor: nil)
+            queued += try await context.pool.transaction { db in
+                var added = 0
+                for signedPayload in page.signedPayloads {
+                    let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
+                    let digest = Digest.sha256(Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
+                    if try JobQueue.enqueue(NewJob(kind: AppleNotificationHandler.kind,
+                                                   payload: #"{"account_id":\#(connection.accountID),"source":"history"}"#,
+                                                   raw: body, uniqueKey: "apple.history:\(digest)"), on: db) != nil {
+                        added += 1
+                    }
+                }
+                try Watermark.write(next, connectionID: connection.id, sweep: Self.sweep, on: db)
+                return added
+            }
+            if !page.hasMore { break }
+        }
+        context.logger.info("notification history swept", ["connection": .int(Int(connection.id)), "queued": .int(queued)])
+        return .done("queued \(queued) undelivered notification(s)")
+    }
+}
+
+/// A page token together with the end of the window it belongs to, as stored in `sweep_watermarks.cursor`.
+struct WindowCursor {
+    let end: Date
+    let token: String
+
+    init(end: Date, token: String) {
+        self.end = end
+        self.token = token
+    }
+
+    init?(text: String) {
+        guard let colon = text.firstIndex(of: ":"), let milliseconds = Int64(text[..<colon]) else { return nil }
+        end = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        token = String(text[text.index(after: colon)...])
+    }
+
+    var text: String { "\(Int64(end.timeIntervalSince1970 * 1000)):\(token)" }
+}
