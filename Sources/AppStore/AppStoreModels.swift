@@ -37,7 +37,7 @@ public enum AppStoreEnvironment: Sendable, Hashable, Codable, CustomStringConver
 
 /// The decoded `signedPayload` of an App Store Server Notification V2. Types and subtypes are strings so
 /// that values Apple adds later decode and are kept, never rejected.
-public struct NotificationPayload: Decodable, Sendable {
+public struct NotificationPayload: Sendable {
     public let notificationType: String
     public let subtype: String?
     public let notificationUUID: String
@@ -48,97 +48,97 @@ public struct NotificationPayload: Decodable, Sendable {
     public let externalPurchaseToken: ExternalPurchaseToken?
     public let appData: AppData?
 
-    public struct NotificationData: Decodable, Sendable {
-        public let environment: AppStoreEnvironment?
-        public let appAppleId: Int64?
-        public let bundleId: String?
-        public let bundleVersion: String?
-        public let signedTransactionInfo: String?
-        public let signedRenewalInfo: String?
+    public struct NotificationData: Sendable {
+        public internal(set) var environment: AppStoreEnvironment?
+        public internal(set) var appAppleId: Int64?
+        public internal(set) var bundleId: String?
+        public internal(set) var bundleVersion: String?
+        public internal(set) var signedTransactionInfo: String?
+        public internal(set) var signedRenewalInfo: String?
         /// 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked — as of `signedDate`.
-        public let status: Int?
-        public let consumptionRequestReason: String?
+        public internal(set) var status: Int?
+        public internal(set) var consumptionRequestReason: String?
     }
 
-    public struct Summary: Decodable, Sendable {
-        public let environment: AppStoreEnvironment?
-        public let appAppleId: Int64?
-        public let bundleId: String?
-        public let productId: String?
-        public let requestIdentifier: String?
-        public let succeededCount: Int64?
-        public let failedCount: Int64?
+    public struct Summary: Sendable {
+        public internal(set) var environment: AppStoreEnvironment?
+        public internal(set) var appAppleId: Int64?
+        public internal(set) var bundleId: String?
+        public internal(set) var productId: String?
+        public internal(set) var requestIdentifier: String?
+        public internal(set) var succeededCount: Int64?
+        public internal(set) var failedCount: Int64?
     }
 
-    public struct ExternalPurchaseToken: Decodable, Sendable {
-        public let externalPurchaseId: String?
-        public let tokenCreationDate: Date?
-        public let appAppleId: Int64?
-        public let bundleId: String?
+    public struct ExternalPurchaseToken: Sendable {
+        public internal(set) var externalPurchaseId: String?
+        public internal(set) var tokenCreationDate: Date?
+        public internal(set) var appAppleId: Int64?
+        public internal(set) var bundleId: String?
     }
 
-    public struct AppData: Decodable, Sendable {
-        public let appAppleId: Int64?
-        public let bundleId: String?
-        public let environment: AppStoreEnvironment?
-        public let signedAppTransactionInfo: String?
+    public struct AppData: Sendable {
+        public internal(set) var appAppleId: Int64?
+        public internal(set) var bundleId: String?
+        public internal(set) var environment: AppStoreEnvironment?
+        public internal(set) var signedAppTransactionInfo: String?
     }
 }
 
 /// A decoded `signedTransactionInfo`. `price` is in milliunits of `currency` (Int64, never floating point).
-public struct TransactionPayload: Decodable, Sendable {
-    public let transactionId: String?
-    public let originalTransactionId: String?
-    public let webOrderLineItemId: String?
-    public let bundleId: String?
-    public let productId: String?
-    public let subscriptionGroupIdentifier: String?
-    public let purchaseDate: Date?
-    public let originalPurchaseDate: Date?
-    public let expiresDate: Date?
-    public let quantity: Int?
-    public let type: String?
-    public let appAccountToken: String?
-    public let inAppOwnershipType: String?
-    public let signedDate: Date?
-    public let revocationReason: Int?
-    public let revocationDate: Date?
-    public let revocationType: String?
+public struct TransactionPayload: Sendable {
+    public internal(set) var transactionId: String?
+    public internal(set) var originalTransactionId: String?
+    public internal(set) var webOrderLineItemId: String?
+    public internal(set) var bundleId: String?
+    public internal(set) var productId: String?
+    public internal(set) var subscriptionGroupIdentifier: String?
+    public internal(set) var purchaseDate: Date?
+    public internal(set) var originalPurchaseDate: Date?
+    public internal(set) var expiresDate: Date?
+    public internal(set) var quantity: Int?
+    public internal(set) var type: String?
+    public internal(set) var appAccountToken: String?
+    public internal(set) var inAppOwnershipType: String?
+    public internal(set) var signedDate: Date?
+    public internal(set) var revocationReason: Int?
+    public internal(set) var revocationDate: Date?
+    public internal(set) var revocationType: String?
     /// Refunded share in milliunits (1000 = 1 %), for `REFUND_PRORATED`.
-    public let revocationPercentage: Int?
-    public let isUpgraded: Bool?
-    public let offerType: Int?
-    public let offerIdentifier: String?
-    public let offerDiscountType: String?
-    public let offerPeriod: String?
-    public let environment: AppStoreEnvironment?
-    public let storefront: String?
-    public let storefrontId: String?
-    public let transactionReason: String?
-    public let price: Int64?
-    public let currency: String?
-    public let appTransactionId: String?
+    public internal(set) var revocationPercentage: Int?
+    public internal(set) var isUpgraded: Bool?
+    public internal(set) var offerType: Int?
+    public internal(set) var offerIdentifier: String?
+    public internal(set) var offerDiscountType: String?
+    public internal(set) var offerPeriod: String?
+    public internal(set) var environment: AppStoreEnvironment?
+    public internal(set) var storefront: String?
+    public internal(set) var storefrontId: String?
+    public internal(set) var transactionReason: String?
+    public internal(set) var price: Int64?
+    public internal(set) var currency: String?
+    public internal(set) var appTransactionId: String?
 }
 
 /// A decoded `signedRenewalInfo`; it has no bundle id, so only its environment can be checked.
-public struct RenewalInfoPayload: Decodable, Sendable {
-    public let originalTransactionId: String?
-    public let productId: String?
-    public let autoRenewProductId: String?
+public struct RenewalInfoPayload: Sendable {
+    public internal(set) var originalTransactionId: String?
+    public internal(set) var productId: String?
+    public internal(set) var autoRenewProductId: String?
     /// 0 off, 1 on.
-    public let autoRenewStatus: Int?
-    public let expirationIntent: Int?
-    public let isInBillingRetryPeriod: Bool?
-    public let gracePeriodExpiresDate: Date?
-    public let priceIncreaseStatus: Int?
-    public let renewalDate: Date?
-    public let recentSubscriptionStartDate: Date?
-    public let signedDate: Date?
-    public let renewalPrice: Int64?
-    public let currency: String?
-    public let offerType: Int?
-    public let offerIdentifier: String?
-    public let offerDiscountType: String?
-    public let appAccountToken: String?
-    public let environment: AppStoreEnvironment?
+    public internal(set) var autoRenewStatus: Int?
+    public internal(set) var expirationIntent: Int?
+    public internal(set) var isInBillingRetryPeriod: Bool?
+    public internal(set) var gracePeriodExpiresDate: Date?
+    public internal(set) var priceIncreaseStatus: Int?
+    public internal(set) var renewalDate: Date?
+    public internal(set) var recentSubscriptionStartDate: Date?
+    public internal(set) var signedDate: Date?
+    public internal(set) var renewalPrice: Int64?
+    public internal(set) var currency: String?
+    public internal(set) var offerType: Int?
+    public internal(set) var offerIdentifier: String?
+    public internal(set) var offerDiscountType: String?
+    public internal(set) var appAccountToken: String?
+    public internal(set) var environment: AppStoreEnvironment?
 }

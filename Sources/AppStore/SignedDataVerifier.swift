@@ -39,7 +39,7 @@ public struct SignedDataVerifier: Sendable {
 
     /// A notification's `signedPayload`, verified and decoded.
     public func verifyNotification(_ jws: String, now: Date = Date()) throws -> NotificationPayload {
-        let payload: NotificationPayload = try verified(jws, now: now) { $0.signedDate }
+        let payload: NotificationPayload = try verified(jws, now: now)
         let (bundle, appID, environment): (String?, Int64?, AppStoreEnvironment?)
         if let data = payload.data {
             (bundle, appID, environment) = (data.bundleId, data.appAppleId, data.environment)
@@ -64,7 +64,7 @@ public struct SignedDataVerifier: Sendable {
 
     /// A `signedTransactionInfo`, verified and decoded.
     public func verifyTransaction(_ jws: String, now: Date = Date()) throws -> TransactionPayload {
-        let payload: TransactionPayload = try verified(jws, now: now) { $0.signedDate }
+        let payload: TransactionPayload = try verified(jws, now: now)
         try checkBundle(payload.bundleId)
         try checkEnvironment(payload.environment)
         return payload
@@ -72,7 +72,7 @@ public struct SignedDataVerifier: Sendable {
 
     /// A `signedRenewalInfo`, verified and decoded (it carries no bundle id, so only the environment is checked).
     public func verifyRenewalInfo(_ jws: String, now: Date = Date()) throws -> RenewalInfoPayload {
-        let payload: RenewalInfoPayload = try verified(jws, now: now) { $0.signedDate }
+        let payload: RenewalInfoPayload = try verified(jws, now: now)
         try checkEnvironment(payload.environment)
         return payload
     }
@@ -93,13 +93,7 @@ public struct SignedDataVerifier: Sendable {
     /// App Store signing began in the 2010s; anything outside this span is not a real signedDate.
     static let plausibleDates = Date(timeIntervalSince1970: 946_684_800)...Date(timeIntervalSince1970: 7_258_118_400)
 
-    private static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
-        return decoder
-    }()
-
-    private func verified<T: Decodable>(_ jws: String, now: Date, signedDate: (T) -> Date?) throws -> T {
+    private func verified<T: SignedPayload>(_ jws: String, now: Date) throws -> T {
         let token: JWSParts
         do {
             token = try JWSParts(jws)
@@ -108,11 +102,13 @@ public struct SignedDataVerifier: Sendable {
         }
         let payload: T
         do {
-            payload = try Self.decoder.decode(T.self, from: token.payload)
-        } catch {
-            throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(Self.describe(error))")
+            payload = try token.payload.withUnsafeBytes { bytes in
+                try bytes.withMemoryRebound(to: UInt8.self) { try JSONReader.read($0, T.init(json:)) }
+            }
+        } catch let error as JSONReaderError {
+            throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(error)")
         }
-        let validationTime = signedDate(payload) ?? now
+        let validationTime = payload.signedDate ?? now
         // The date comes from the unverified payload and picks the validation time: keep it to dates a real
         // payload can carry before it reaches any arithmetic.
         guard Self.plausibleDates.contains(validationTime) else {
@@ -196,15 +192,6 @@ public struct SignedDataVerifier: Sendable {
             return try Certificate(der: der)
         } catch let error as CryptoError {
             throw AppStoreVerificationError(.invalidCertificate, "\(role) certificate: \(error.reason)")
-        }
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        switch error as? DecodingError {
-        case .keyNotFound(let key, _)?: "missing \(key.stringValue)"
-        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
-            context.codingPath.isEmpty ? "malformed JSON" : "bad \(context.codingPath.map(\.stringValue).joined(separator: "."))"
-        default: "malformed JSON"
         }
     }
 }

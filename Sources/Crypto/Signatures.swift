@@ -20,7 +20,7 @@ public enum SignatureAlgorithm: String, Sendable {
             guard signature.count == 64 else {
                 throw CryptoError(.badSignature, "ES256 signature must be 64 bytes (r‖s), got \(signature.count)")
             }
-            der = try ECDSASignature.der(fromRaw: signature)
+            der = ECDSASignature.der(fromRaw: signature)
         case .rs256:
             guard case .rsa(let bits) = key.kind, bits >= 2048 else {
                 throw CryptoError(.invalidKey, "RS256 needs an RSA key of at least 2048 bits, got \(key.kind)")
@@ -72,24 +72,25 @@ public enum SignatureAlgorithm: String, Sendable {
 
 /// Conversions between JWS's raw r‖s and the DER `ECDSA-Sig-Value` OpenSSL speaks.
 enum ECDSASignature {
-    static func der(fromRaw raw: Data) throws -> Data {
-        let half = raw.count / 2
-        guard let signature = ECDSA_SIG_new() else { throw CryptoError.openSSL(.internalError, "ECDSA_SIG_new") }
-        defer { ECDSA_SIG_free(signature) }
-        let (r, s) = raw.withUnsafeBytes { buffer -> (OpaquePointer?, OpaquePointer?) in
-            let base = buffer.bindMemory(to: UInt8.self).baseAddress!
-            return (BN_bin2bn(base, Int32(half), nil), BN_bin2bn(base + half, Int32(half), nil))
+    /// `SEQUENCE { INTEGER r, INTEGER s }`, written out directly: this runs on every verification, and a round
+    /// trip through OpenSSL's BIGNUMs cost more than the encoding itself. Each half is big-endian unsigned, so
+    /// DER wants its leading zeros dropped and a zero byte added when the top bit is set (zero itself is `00`).
+    /// Halves of up to 60 bytes (P-256's are 32) keep every length below 128, DER's one-byte form.
+    static func der(fromRaw raw: Data) -> Data {
+        precondition(raw.count <= 120, "raw ECDSA signatures of more than 120 bytes need long-form DER lengths")
+        var der: [UInt8] = [0x30, 0]
+        der.reserveCapacity(raw.count + 8)
+        raw.withUnsafeBytes { raw in
+            for magnitude in [raw.prefix(raw.count / 2), raw.dropFirst(raw.count / 2)] {
+                let significant = magnitude.drop { $0 == 0 }
+                let pad = significant.first.map { $0 & 0x80 != 0 } ?? true
+                der += [0x02, UInt8(significant.count + (pad ? 1 : 0))]
+                if pad { der.append(0) }
+                der += significant
+            }
         }
-        guard let r, let s, ECDSA_SIG_set0(signature, r, s) == 1 else {  // set0 takes ownership of r and s
-            BN_free(r)
-            BN_free(s)
-            throw CryptoError.openSSL(.badSignature, "cannot build ECDSA signature")
-        }
-        var output: UnsafeMutablePointer<UInt8>?
-        let length = i2d_ECDSA_SIG(signature, &output)
-        guard length > 0, let output else { throw CryptoError.openSSL(.internalError, "i2d_ECDSA_SIG") }
-        defer { storesync_openssl_free(output) }
-        return Data(bytes: output, count: Int(length))
+        der[1] = UInt8(der.count - 2)
+        return Data(der)
     }
 
     static func raw(fromDER der: Data, width: Int) throws -> Data {
