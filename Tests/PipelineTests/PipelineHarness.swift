@@ -164,8 +164,9 @@ struct Pipeline {
             """)[0].decode(0)
     }
 
-    func deadLetterReasons() async throws -> [String] {
-        try await database.pool.query("SELECT reason FROM dead_letters ORDER BY id").map { try $0.decode(0) }
+    func deadLetterReasons(kind: String? = nil) async throws -> [String] {
+        try await database.pool.query("SELECT reason FROM dead_letters WHERE $1::text IS NULL OR kind = $1 ORDER BY id",
+                                      [kind]).map { try $0.decode(0) }
     }
 
     /// The subscription mirroring a lineage: (status, store state, plan price, auto renew), or nil.

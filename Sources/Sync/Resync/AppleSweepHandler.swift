@@ -5,6 +5,7 @@ import Logging
 import Mirror
 import Postgres
 import Queue
+import StoreModel
 import Worker
 
 /// The `apple.sweep` job: asks Apple's notification history for every notification it failed to deliver
@@ -20,6 +21,12 @@ struct AppleSweepHandler: JobHandler {
     static let overlap: TimeInterval = 7 * 86_400
     /// Pages per run; the cursor carries the rest to the next run.
     static let maxPages = 200
+
+    /// Apple keeps 180 days of production history and 30 of sandbox; a window never starts earlier (less an
+    /// hour for clock differences), which Apple would refuse.
+    static func retention(_ environment: StoreEnvironment) -> TimeInterval {
+        (environment == .production ? 180 : 30) * 86_400 - 3600
+    }
 
     let registry: AppleConnectionRegistry
 
@@ -37,7 +44,10 @@ struct AppleSweepHandler: JobHandler {
         // Resuming inside a window needs that window's exact bounds: Apple's page token belongs to its query.
         let resumed = mark?.cursor.flatMap(WindowCursor.init(text:))
         let end = resumed?.end ?? Date()
-        let start = resumed == nil ? (mark?.watermark ?? end).addingTimeInterval(-Self.overlap) : mark!.watermark
+        let start = resumed == nil
+            ? max((mark?.watermark ?? end).addingTimeInterval(-Self.overlap),
+                  end.addingTimeInterval(-Self.retention(connection.environment)))
+            : mark!.watermark
         var cursor = resumed?.token
         var queued = 0
         for _ in 0..<Self.maxPages {
