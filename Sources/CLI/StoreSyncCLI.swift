@@ -16,7 +16,7 @@ public enum StoreSyncCLI {
     static let commands: [any Command.Type] = [
         MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
         AccountsCommand.self, ConnectionsCommand.self, PlansCommand.self, ProductsCommand.self, CustomersCommand.self,
-        TokensCommand.self, VerifyCommand.self, BenchCommand.self, SimulatorCommand.self,
+        TokensCommand.self, VerifyCommand.self, BenchCommand.self, SimulatorCommand.self, DemoCommand.self,
     ]
 
     static var usage: String {
