@@ -2,8 +2,12 @@
 # StoreSync developer and CI entry point.
 #
 #   deploy/dev.sh run  [work args…]        release build, migrate, then `storesync serve` and
-#                                          `storesync work` in the foreground; Ctrl-C stops both,
-#                                          then PostgreSQL
+#                                          `storesync work` in the foreground, and on a database
+#                                          without accounts a demo (`storesync demo --keep-running`:
+#                                          an account on a local App Store simulator at
+#                                          STORESYNC_DEMO_LISTEN, default 127.0.0.1:8095, with a few
+#                                          purchases mirrored; STORESYNC_DEMO=off skips it); Ctrl-C
+#                                          stops them all, then PostgreSQL
 #   deploy/dev.sh test [swift test args…]  debug build (warnings are errors), a migrated template
 #                                          database, then `swift test`; exits with its code
 #   deploy/dev.sh pg-start | pg-stop       start or stop the embedded PostgreSQL by hand
@@ -25,12 +29,13 @@ FALLBACK_STATE=/var/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12
 
 STARTED_PG=0                     # 1 once this invocation started the embedded server
 DAEMON_PIDS=()
+DEMO_PID=                        # `storesync demo` while it runs next to the daemons
 
 die() { echo "dev.sh: $*" >&2; exit 1; }
 note() { echo "dev.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,10s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 2
 }
 
@@ -199,9 +204,9 @@ ensure_database() {
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
-    if ((${#DAEMON_PIDS[@]})); then
-        kill -TERM "${DAEMON_PIDS[@]}" 2>/dev/null || true
-        wait "${DAEMON_PIDS[@]}" 2>/dev/null || true
+    if ((${#DAEMON_PIDS[@]})) || [[ -n $DEMO_PID ]]; then
+        kill -TERM "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"} 2>/dev/null || true
+        wait "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"} 2>/dev/null || true
     fi
     if ((STARTED_PG)); then
         stop_pg || true
@@ -231,27 +236,58 @@ SQL
     export STORESYNC_TEST_TEMPLATE=$TEMPLATE_DB
 }
 
+# The URL of `serve`'s Apple webhook for a `HOST:PORT` it listens on (a wildcard becomes loopback).
+ingest_url() {
+    local host=${1%:*} port=${1##*:}
+    case $host in
+        0.0.0.0 | "") host=127.0.0.1 ;;
+        "[::]" | "::") host="[::1]" ;;
+    esac
+    printf 'http://%s:%s/webhook/apple' "$host" "$port"
+}
+
 # `run`: release build, migrate, then the webhook endpoints (`serve`) and a worker (`work`) in the
-# foreground until one of them exits or Ctrl-C; extra arguments go to `work`.
+# foreground until one of them exits or Ctrl-C; extra arguments go to `work`. Next to them, unless
+# STORESYNC_DEMO=off, `storesync demo --keep-running`: it seeds a database without accounts and keeps
+# its simulator up; whatever it does, its end never stops the daemons.
 cmd_run() {
     swift build --package-path "$ROOT" -c release --product storesync -Xswiftc -warnings-as-errors
     local bin=$ROOT/.build/release/storesync
+    local listen=${STORESYNC_LISTEN:-127.0.0.1:8080}
     ensure_database
     "$bin" migrate
     # In the background so this shell can forward signals and then stop PostgreSQL. Background
     # jobs of a script ignore SIGINT, so the daemons are always sent SIGTERM.
-    "$bin" serve --listen "${STORESYNC_LISTEN:-127.0.0.1:8080}" &
+    "$bin" serve --listen "$listen" &
     DAEMON_PIDS+=($!)
     "$bin" work "$@" &
     DAEMON_PIDS+=($!)
-    trap 'kill -TERM "${DAEMON_PIDS[@]}" 2>/dev/null || true' INT TERM
-    local rc=0
-    wait -n "${DAEMON_PIDS[@]}" || rc=$?
-    # One daemon ended (or a signal arrived): stop the other too and wait for both.
-    kill -TERM "${DAEMON_PIDS[@]}" 2>/dev/null || true
+    trap 'kill -TERM "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"} 2>/dev/null || true' INT TERM
+    if [[ ${STORESYNC_DEMO:-on} == off ]]; then
+        note "demo skipped (STORESYNC_DEMO=off)"
+    else
+        # It waits for `serve` to be ready itself, and does nothing on a database with accounts.
+        "$bin" demo --keep-running --ingest "$(ingest_url "$listen")" \
+            --simulator-listen "${STORESYNC_DEMO_LISTEN:-127.0.0.1:8095}" &
+        DEMO_PID=$!
+    fi
+    local rc ended
+    while true; do
+        rc=0
+        wait -n -p ended "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"} || rc=$?
+        # `ended` is unset when a signal interrupted the wait.
+        [[ -n $DEMO_PID && ${ended:-} == "$DEMO_PID" ]] || break
+        # The demo ended on its own: serve and work keep running either way.
+        ((rc == 0)) || note "the demo failed (status $rc, reason above); serve and work keep running" \
+            "(STORESYNC_DEMO=off skips the demo)"
+        DEMO_PID=
+    done
+    # A daemon ended (or a signal arrived): stop the rest and wait for them.
+    kill -TERM "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"} 2>/dev/null || true
     local pid
-    for pid in "${DAEMON_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"}; do wait "$pid" 2>/dev/null || true; done
     DAEMON_PIDS=()
+    DEMO_PID=
     return "$rc"
 }
 

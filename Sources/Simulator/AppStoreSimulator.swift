@@ -29,7 +29,8 @@ public final class AppStoreSimulator: Sendable {
         let pki = try configuration.pki ?? Self.generatePKI(from: configuration.clockStart)
         let sender = try NotificationSender(target: configuration.notificationTarget,
                                             configuration: configuration.notificationClient)
-        core = SimulatorCore(apps: apps, start: configuration.clockStart, pki: pki, sender: sender)
+        core = SimulatorCore(apps: apps, start: configuration.clockStart, transactionNumberBase: configuration.transactionNumberBase,
+                             pki: pki, sender: sender)
         rootCertificate = pki.root
         var router = HTTPRouter()
         core.installAPI(into: &router)

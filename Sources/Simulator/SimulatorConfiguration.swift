@@ -73,6 +73,10 @@ public struct SimulatorConfiguration: Sendable {
     /// The signing PKI; generated when `nil`, valid from a day before `clockStart` for 20 years so scenarios
     /// can move the clock far ahead.
     public var pki: LocalApplePKI?
+    /// Transaction ids count up from just above this number (16 digits, like Apple's). Apple never reuses an
+    /// id, but a simulator starts afresh each time: one restarted against a StoreSync database that mirrored
+    /// an earlier run must start above the ids that run handed out, or its purchases collide with them.
+    public var transactionNumberBase: Int64 = 2_000_000_000_000_000
 
     public init(apps: [SimulatedApp]) {
         self.apps = apps
@@ -80,6 +84,10 @@ public struct SimulatorConfiguration: Sendable {
 
     func validated() throws -> [String: SimulatedApp] {
         guard !apps.isEmpty else { throw SimulatorError(.invalidConfiguration, "configure at least one app") }
+        guard (0...StoreState.maximumTransactionNumberBase).contains(transactionNumberBase) else {
+            throw SimulatorError(.invalidConfiguration,
+                                 "the transaction number base must be 0...\(StoreState.maximumTransactionNumberBase)")
+        }
         var byBundle: [String: SimulatedApp] = [:]
         for app in apps {
             guard !app.bundleID.isEmpty, app.bundleID.utf8.count <= 255 else {

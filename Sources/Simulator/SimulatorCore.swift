@@ -16,8 +16,9 @@ final class SimulatorCore: Sendable {
     let authenticationFailures = Protected<[String]>([])
     let logger = Logger(component: "simulator")
 
-    init(apps: [String: SimulatedApp], start: Date, pki: LocalApplePKI, sender: NotificationSender) {
-        state = Protected(StoreState(apps: apps, start: start))
+    init(apps: [String: SimulatedApp], start: Date, transactionNumberBase: Int64, pki: LocalApplePKI,
+         sender: NotificationSender) {
+        state = Protected(StoreState(apps: apps, start: start, transactionNumberBase: transactionNumberBase))
         signer = PayloadSigner(pki: pki)
         self.sender = sender
         authenticator = APIAuthenticator(apps: apps)

@@ -16,14 +16,20 @@ struct StoreState: Sendable {
     /// so a transaction changed later (refunded, upgraded) moves behind a revision already handed out.
     private(set) var modificationSequence: [String: Int64] = [:]
     private var lastSequence: Int64 = 0
-    private var lastTransactionNumber: Int64 = 2_000_000_000_000_000
-    private var lastLineItemNumber: Int64 = 2_000_000_100_000_000
+    private var lastTransactionNumber: Int64
+    /// Line item ids count up from 100 million above the base, apart from the transaction ids.
+    private var lastLineItemNumber: Int64
     var consumptionRequests: [ConsumptionRecord] = []
     var notifications: [LoggedNotification] = []
 
-    init(apps: [String: SimulatedApp], start: Date) {
+    /// Leaves room above the base for both id sequences without overflow.
+    static let maximumTransactionNumberBase: Int64 = 9_000_000_000_000_000_000
+
+    init(apps: [String: SimulatedApp], start: Date, transactionNumberBase: Int64) {
         self.apps = apps
         nowMilliseconds = start.milliseconds
+        lastTransactionNumber = transactionNumberBase
+        lastLineItemNumber = transactionNumberBase + 100_000_000
     }
 
     var now: Date { Date(milliseconds: nowMilliseconds) }
