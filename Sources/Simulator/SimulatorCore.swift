@@ -1,24 +1,25 @@
 import AppStore
 import Foundation
+import HTTP
 import Logging
 
 /// The simulated App Store behind the HTTP server and the public facade: state, signing, notification
 /// delivery, faults and counters. Scenario commands run through `run`, so the Swift API and the HTTP
 /// control API change state and notify in exactly the same way.
 final class SimulatorCore: Sendable {
-    let state: Protected<StoreState>
+    let state: Locked<StoreState>
     let signer: PayloadSigner
     let sender: NotificationSender
     let faults = FaultInjector()
     let counters = RequestCounters()
     let authenticator: APIAuthenticator
     /// Why recent server-API requests were refused with 401, newest last (at most 20), for tests and logs.
-    let authenticationFailures = Protected<[String]>([])
+    let authenticationFailures = Locked<[String]>([])
     let logger = Logger(component: "simulator")
 
     init(apps: [String: SimulatedApp], start: Date, transactionNumberBase: Int64, pki: LocalApplePKI,
          sender: NotificationSender) {
-        state = Protected(StoreState(apps: apps, start: start, transactionNumberBase: transactionNumberBase))
+        state = Locked(StoreState(apps: apps, start: start, transactionNumberBase: transactionNumberBase))
         signer = PayloadSigner(pki: pki)
         self.sender = sender
         authenticator = APIAuthenticator(apps: apps)

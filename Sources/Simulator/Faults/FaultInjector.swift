@@ -1,6 +1,8 @@
+import HTTP
+
 /// The current fault settings, consumed under a lock by concurrent requests.
 final class FaultInjector: Sendable {
-    private let settings = Protected(FaultSettings())
+    private let settings = Locked(FaultSettings())
 
     var current: FaultSettings { settings.withLock { $0 } }
 

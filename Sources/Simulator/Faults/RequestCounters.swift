@@ -1,3 +1,5 @@
+import HTTP
+
 /// The App Store Server API endpoints the simulator serves, named as method and path template.
 public enum SimulatorEndpoint: String, Sendable, CaseIterable, Codable {
     case subscriptionStatuses = "GET /inApps/v1/subscriptions/{transactionId}"
@@ -9,7 +11,7 @@ public enum SimulatorEndpoint: String, Sendable, CaseIterable, Codable {
 /// Requests received per endpoint, whatever they were answered — what tests and benchmarks compare with the
 /// calls they expect StoreSync to make.
 final class RequestCounters: Sendable {
-    private let counts = Protected<[SimulatorEndpoint: Int]>([:])
+    private let counts = Locked<[SimulatorEndpoint: Int]>([:])
 
     func increment(_ endpoint: SimulatorEndpoint) {
         counts.withLock { $0[endpoint, default: 0] += 1 }

@@ -1,22 +1,5 @@
 import Foundation
 
-/// A value behind a pthread mutex (`NSLock`), as the HTTP module does: `Synchronization.Mutex` locks through
-/// futex calls ThreadSanitizer cannot see on Linux.
-final class Protected<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
 /// Apple writes every date as whole milliseconds since 1970; the simulator keeps its dates on that grid so a
 /// date survives a round trip through a signed payload unchanged.
 extension Date {
