@@ -70,7 +70,7 @@ let package = Package(
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
         // Test support: a database per test, a worker process with test-only job kinds.
-        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker"],
+        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "CStoreSyncShims"],
                 path: "Tests/TestSupport", swiftSettings: strict),
         .executableTarget(name: "storesync-testworker",
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],

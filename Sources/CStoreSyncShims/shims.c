@@ -1,6 +1,8 @@
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "storesync_shims.h"
 
 int storesync_set_thread_name(const char *name) {
@@ -116,4 +118,8 @@ struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options
 uint16_t storesync_mhd_bound_port(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
+}
+
+int storesync_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }

@@ -1,11 +1,20 @@
+import CStoreSyncShims
 import Foundation
 
-/// A `storesync` (or test worker) process started by a test, with its output captured.
+/// A `storesync` (or test worker) process started by a test with `posix_spawn`, its output collected as it
+/// arrives.
+///
+/// Not `Foundation.Process`: on Linux its `run()` crashes now and then (a 256-byte over-read of `struct
+/// dirent` while it lists /proc/self/fd — swift-corelibs-foundation PR #5472), which a suite that starts
+/// hundreds of processes hits.
 public final class ChildProcess: @unchecked Sendable {
-    public let process = Process()
-    private let stdoutPipe = Pipe()
-    private let stderrPipe = Pipe()
+    public let pid: pid_t
+    private let name: String
     private let output = OutputBuffer()
+    private let stdoutHandle: FileHandle
+    private let stderrHandle: FileHandle
+    private let exit = NSLock()
+    private var exitStatus: Int32?
 
     /// The binaries `deploy/dev.sh test` built: `storesync` and `storesync-testworker`, found through
     /// STORESYNC_BIN / STORESYNC_TESTWORKER_BIN or next to the test bundle.
@@ -23,38 +32,72 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     public init(_ binary: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
-        process.executableURL = try Self.binary(binary)
-        process.arguments = arguments
+        let path = try Self.binary(binary).path
+        name = binary
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
-        process.environment = env
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        let inputPipe = Pipe()
-        process.standardInput = inputPipe
+        let stdinPipe = try Self.pipe(), stdoutPipe = try Self.pipe(), stderrPipe = try Self.pipe()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // The pipes are close-on-exec; dup2 gives the child its ends as 0, 1 and 2 without that flag.
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        for fd in [stdinPipe.read, stdoutPipe.write, stderrPipe.write] { close(fd) }
+        guard spawned == 0 else {
+            for fd in [stdinPipe.write, stdoutPipe.read, stderrPipe.read] { close(fd) }
+            throw TestSetupError("cannot start \(path): \(String(cString: strerror(spawned)))")
+        }
+        self.pid = pid
+        stdoutHandle = FileHandle(fileDescriptor: stdoutPipe.read, closeOnDealloc: true)
+        stderrHandle = FileHandle(fileDescriptor: stderrPipe.read, closeOnDealloc: true)
         let output = output
-        stdoutPipe.fileHandleForReading.readabilityHandler = { output.append(stdout: $0.availableData) }
-        stderrPipe.fileHandleForReading.readabilityHandler = { output.append(stderr: $0.availableData) }
-        try process.run()
-        if let stdin { inputPipe.fileHandleForWriting.write(stdin) }
-        try inputPipe.fileHandleForWriting.close()
+        stdoutHandle.readabilityHandler = { output.append(stdout: $0.availableData) }
+        stderrHandle.readabilityHandler = { output.append(stderr: $0.availableData) }
+        let input = FileHandle(fileDescriptor: stdinPipe.write, closeOnDealloc: true)
+        if let stdin { input.write(stdin) }
+        try input.close()
+    }
+
+    private static func pipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        guard storesync_pipe_cloexec(&fds) == 0 else { throw TestSetupError("pipe2 failed: \(String(cString: strerror(errno)))") }
+        return (fds[0], fds[1])
     }
 
     public var stdout: String { output.stdout }
     public var stderr: String { output.stderr }
 
-    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    public func signal(_ number: Int32) { kill(pid, number) }
 
-    /// Waits for the process to exit (bounded) and returns its status.
+    /// Whether the process still runs; reaps it once it has exited.
+    public var isRunning: Bool {
+        exit.withLock {
+            guard exitStatus == nil else { return false }
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+            // Like Foundation: the exit code, or the number of the signal that ended it.
+            let signal = status & 0x7f
+            exitStatus = signal == 0 ? (status >> 8) & 0xff : signal
+            return false
+        }
+    }
+
+    /// Waits for the process to exit (bounded) and returns its exit code (or the signal that ended it).
     public func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
-        try await eventually("\(process.executableURL?.lastPathComponent ?? "process") to exit; stderr: \(stderr.suffix(2000))",
-                             timeout: timeout) { !process.isRunning }
+        try await eventually("\(name) to exit; stderr: \(stderr.suffix(2000))", timeout: timeout) { !isRunning }
         // Let the pipes deliver what is left.
-        stdoutPipe.fileHandleForReading.readabilityHandler = nil
-        stderrPipe.fileHandleForReading.readabilityHandler = nil
-        output.append(stdout: stdoutPipe.fileHandleForReading.readDataToEndOfFile())
-        output.append(stderr: stderrPipe.fileHandleForReading.readDataToEndOfFile())
-        return process.terminationStatus
+        stdoutHandle.readabilityHandler = nil
+        stderrHandle.readabilityHandler = nil
+        output.append(stdout: stdoutHandle.readDataToEndOfFile())
+        output.append(stderr: stderrHandle.readDataToEndOfFile())
+        return exit.withLock { exitStatus ?? -1 }
     }
 
     /// Runs a command to completion and returns (status, stdout, stderr).

@@ -5,6 +5,9 @@
 /// pthread_setname_np is a GNU extension Swift's Glibc module does not expose.
 int storesync_set_thread_name(const char *name);
 
+/// pipe2(fds, O_CLOEXEC): a pipe no concurrently spawned process inherits (pipe2 needs _GNU_SOURCE).
+int storesync_pipe_cloexec(int fds[2]);
+
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
