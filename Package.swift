@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel"],
                 resources: [.embedInCode("AppleRootCA-G3.cer")], swiftSettings: strict),
-        .target(name: "GooglePlay", dependencies: ["Crypto", "Logging"], swiftSettings: strict),
+        .target(name: "GooglePlay", dependencies: ["Crypto", "HTTP", "StoreModel", "Logging"], swiftSettings: strict),
 
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
@@ -81,7 +81,7 @@ let package = Package(
                                                          "TestSupport", "storesync"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
-        .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
+        .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "Crypto", "HTTP"],
                     swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),

@@ -1,0 +1,121 @@
+import Foundation
+
+/// How Google's JSON is read: times are RFC 3339 strings, 64-bit integers are decimal strings (Google's JSON
+/// mapping of `int64`), and some 32-bit enums arrive as strings in its own examples. Every reader of Google's
+/// answers and notifications goes through here so all accept the same spellings.
+enum GoogleJSON {
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = GoogleTimestamp.parse(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(text.prefix(48).debugDescription) "
+                                                       + "is not an RFC 3339 time")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    /// `json` without the whitespace between tokens (Google pretty-prints by default), byte for byte otherwise:
+    /// what is kept for on-call is what Google sent. `json` must be valid JSON.
+    static func compact(_ json: Data) -> Data {
+        var result = Data(capacity: json.count)
+        var inString = false
+        var escaped = false
+        for byte in json {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D {
+                continue
+            }
+            result.append(byte)
+        }
+        return result
+    }
+
+    /// A decoding failure as the JSON path it happened at and what was wrong, for error messages that let
+    /// on-call find the field without the payload.
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)): expected \(type)"
+        case .valueNotFound(let type, let context):
+            return "\(path(context.codingPath)): expected \(type), found null"
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is missing"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        guard !keys.isEmpty else { return "the document" }
+        var text = ""
+        for key in keys {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+        return text
+    }
+}
+
+/// An integer sent as a JSON number or as a decimal string.
+struct LenientInteger<Value: FixedWidthInteger & Decodable & Sendable>: Decodable, Sendable {
+    let value: Value
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Value.self) {
+            value = number
+            return
+        }
+        guard let text = try? container.decode(String.self) else {
+            throw DecodingError.typeMismatch(Value.self, .init(codingPath: decoder.codingPath,
+                                                               debugDescription: "expected an integer or a decimal string"))
+        }
+        guard text.utf8.count <= 24, let number = Value(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(text.prefix(24).debugDescription) is "
+                                                   + "not a \(Value.self)")
+        }
+        value = number
+    }
+}
+
+/// Any key, for objects whose keys are read by presence (Google's `oneof` fields).
+struct AnyCodingKey: CodingKey {
+    let stringValue: String
+    let intValue: Int?
+
+    init(stringValue: String) {
+        self.stringValue = stringValue
+        intValue = nil
+    }
+
+    init?(intValue: Int) {
+        stringValue = String(intValue)
+        self.intValue = intValue
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// An integer at `key` sent as a number or a decimal string; `nil` when absent or null.
+    func decodeLenientIfPresent<T: FixedWidthInteger & Decodable & Sendable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try decodeIfPresent(LenientInteger<T>.self, forKey: key)?.value
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// A Cloud Pub/Sub push request in the default (wrapped) format: the envelope around one message. Read leniently,
+/// as real pushes send both `messageId` and `message_id` (and `publishTime` / `publish_time`) and Pub/Sub adds
+/// fields over time; unknown keys are ignored, contradictions refused.
+public struct PubSubPush: Sendable {
+    /// Larger bodies are refused before parsing; a push of one notification is about 1 KiB.
+    public static let maxBodyBytes = 64 * 1024
+    /// Longest `messageId` kept: it is the deduplication key and goes into logs.
+    public static let maxMessageIDLength = 256
+
+    /// Unique within the topic: what duplicate deliveries share.
+    public let messageID: String
+    public let publishTime: Date?
+    /// `projects/{project}/subscriptions/{name}`, when sent.
+    public let subscription: String?
+    /// The message's `data`, base64-decoded; empty when the message had none.
+    public let data: Data
+
+    /// Reads a push body. Throws `GoogleNotificationError` (`.tooLarge`, `.invalidEnvelope`, `.invalidData`).
+    public init(body: Data) throws(GoogleNotificationError) {
+        guard body.count <= Self.maxBodyBytes else {
+            throw GoogleNotificationError(.tooLarge, "the push body is \(body.count) bytes, more than \(Self.maxBodyBytes)")
+        }
+        let envelope: Envelope
+        do {
+            envelope = try JSONDecoder().decode(Envelope.self, from: body)
+        } catch {
+            throw GoogleNotificationError(.invalidEnvelope,
+                                          "the push body is not a Pub/Sub envelope: \(GoogleJSON.describe(error))")
+        }
+        guard let message = envelope.message else {
+            throw GoogleNotificationError(.invalidEnvelope, "the push body has no message object")
+        }
+        let id = try Self.agreeing("messageId", message.messageId, message.messageIdSnake)
+        guard let id, (1...Self.maxMessageIDLength).contains(id.utf8.count), id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw GoogleNotificationError(.invalidEnvelope, "message.messageId is missing, empty, longer than "
+                                          + "\(Self.maxMessageIDLength) bytes or not printable ASCII")
+        }
+        if let time = try Self.agreeing("publishTime", message.publishTime, message.publishTimeSnake) {
+            guard let date = GoogleTimestamp.parse(time) else {
+                throw GoogleNotificationError(.invalidEnvelope, "message.publishTime \(time.prefix(48).debugDescription) is "
+                                              + "not an RFC 3339 time")
+            }
+            publishTime = date
+        } else {
+            publishTime = nil
+        }
+        messageID = id
+        subscription = envelope.subscription
+        data = try Self.base64(message.data ?? "")
+    }
+
+    /// The Real-time developer notification the message carries. Throws `GoogleNotificationError`.
+    public func developerNotification() throws(GoogleNotificationError) -> DeveloperNotification {
+        guard !data.isEmpty else { throw GoogleNotificationError(.invalidData, "message.data is missing or empty") }
+        return try DeveloperNotification(json: data)
+    }
+
+    /// The value of a field Pub/Sub may spell two ways; both present must agree.
+    private static func agreeing(_ name: String, _ camel: String?, _ snake: String?) throws(GoogleNotificationError) -> String? {
+        if let camel, let snake, camel != snake {
+            throw GoogleNotificationError(.invalidEnvelope, "message.\(name) and its snake_case spelling disagree")
+        }
+        return camel ?? snake
+    }
+
+    /// Standard base64 as Pub/Sub sends it; missing padding is tolerated, anything outside the alphabet is not.
+    private static func base64(_ text: String) throws(GoogleNotificationError) -> Data {
+        guard !text.isEmpty else { return Data() }
+        guard text.utf8.count <= DeveloperNotification.maxLength * 4 / 3 + 4 else {
+            throw GoogleNotificationError(.tooLarge, "message.data is \(text.utf8.count) base64 characters, more than a "
+                                          + "\(DeveloperNotification.maxLength)-byte notification needs")
+        }
+        let padded = text + String(repeating: "=", count: (4 - text.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: padded) else {
+            throw GoogleNotificationError(.invalidData, "message.data is not standard base64")
+        }
+        return data
+    }
+
+    /// Pub/Sub's `PushRequest`, with the snake_case duplicates real pushes carry.
+    private struct Envelope: Decodable {
+        struct Message: Decodable {
+            let data: String?
+            let messageId: String?
+            let messageIdSnake: String?
+            let publishTime: String?
+            let publishTimeSnake: String?
+
+            enum CodingKeys: String, CodingKey {
+                case data, messageId, messageIdSnake = "message_id", publishTime, publishTimeSnake = "publish_time"
+            }
+        }
+
+        let message: Message?
+        let subscription: String?
+    }
+}
