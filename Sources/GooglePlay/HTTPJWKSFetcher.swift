@@ -1,14 +1,18 @@
 import Foundation
-import GooglePlay
 import HTTP
 
-/// Fetches Google's JWKS over HTTPS, honouring `Cache-Control: max-age`; the HTTP-backed side of the
-/// `JWKSFetcher` seam, so `GooglePlay` itself never depends on the HTTP client.
-struct HTTPJWKSFetcher: JWKSFetcher {
-    let url: String
-    let client: HTTPClient
+/// Fetches Google's JWKS over HTTPS, honouring `Cache-Control: max-age`: the production side of the
+/// `JWKSFetcher` seam (tests and the CLI also read key sets from files).
+public struct HTTPJWKSFetcher: JWKSFetcher {
+    public let url: String
+    public let client: HTTPClient
 
-    func fetchKeySet() async throws -> JWKSDocument {
+    public init(url: String, client: HTTPClient) {
+        self.url = url
+        self.client = client
+    }
+
+    public func fetchKeySet() async throws -> JWKSDocument {
         let response = try await client.send(HTTPClientRequest(url: url, headers: [("Accept", "application/json")],
                                                                 timeout: .seconds(10)))
         guard response.status == 200 else {
