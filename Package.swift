@@ -55,8 +55,9 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),
-        // A local App Store: Apple-signed answers and notifications from a scenario, for tests, benchmarks and demos.
-        .target(name: "Simulator", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "Logging"],
+        // A local App Store and Google Play: signed answers and notifications from a scenario, for tests,
+        // benchmarks and demos.
+        .target(name: "Simulator", dependencies: ["AppStore", "GooglePlay", "Crypto", "HTTP", "StoreModel", "Logging"],
                 swiftSettings: strict),
         .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
                 swiftSettings: strict),
@@ -81,7 +82,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "Crypto", "HTTP"],
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP"],
                     swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
