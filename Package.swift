@@ -92,7 +92,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
-                                                      "storesync", "storesync-testworker", "AppStore", "Crypto", "HTTP"],
+                                                      "storesync", "storesync-testworker", "AppStore", "GooglePlay", "Crypto", "HTTP"],
                     swiftSettings: strict),
     ]
 )

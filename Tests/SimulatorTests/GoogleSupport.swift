@@ -12,7 +12,7 @@ enum GoogleFixture {
     static let otherPackageName = "com.example.other"
     static let serviceAccountEmail = "storesync@storesync-test.iam.gserviceaccount.com"
     static let pushEmail = "pubsub-push@storesync-test.iam.gserviceaccount.com"
-    static let audience = "https://billing.example.com/webhook/google"
+    static let audience = "https://billing.example.com/webhook/google-play"
     static let ingestHost = "billing.example.com"
     static let monthly = "premium_monthly"
     static let yearly = "premium_yearly"
@@ -42,12 +42,12 @@ final class PushRecorder: Sendable {
     let received = Locked<[Received]>([])
     let statuses = Locked([204])
     let server: HTTPServer
-    var url: String { "http://127.0.0.1:\(server.port)/webhook/google" }
+    var url: String { "http://127.0.0.1:\(server.port)/webhook/google-play" }
 
     init() throws {
         var router = HTTPRouter()
         let received = received, statuses = statuses
-        router.route("POST", "/webhook/google") { request in
+        router.route("POST", "/webhook/google-play") { request in
             received.withLock {
                 $0.append(Received(host: request.header("host"), authorization: request.header("authorization"),
                                    contentType: request.header("content-type"), userAgent: request.header("user-agent"),
