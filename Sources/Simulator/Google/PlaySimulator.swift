@@ -16,6 +16,7 @@ import HTTP
 /// Point a store connection's API base URL at `baseURL`, its key file's `token_uri` at `tokenURI` and its push
 /// verifier's key set URL at `certificatesURL`.
 public final class PlaySimulator: Sendable {
+    /// The bound port, also when the configuration asked for port 0.
     public let port: UInt16
     /// `http://HOST:PORT`: the base of the Play Developer API paths (`/androidpublisher/v3/…`).
     public let baseURL: String
@@ -118,8 +119,10 @@ public final class PlaySimulator: Sendable {
 
     // MARK: Faults
 
+    /// The faults still to be injected: counts go down as requests and pushes consume them.
     public var faults: PlayFaultSettings { core.faults.current }
 
+    /// Replaces every fault setting at once; refused (and nothing changed) when a value is out of range.
     public func setFaults(_ settings: PlayFaultSettings) throws {
         try core.faults.replace(settings)
     }

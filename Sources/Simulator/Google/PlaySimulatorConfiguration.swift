@@ -55,7 +55,9 @@ public struct PlayPushTarget: Sendable {
     /// Its numeric id: the token's `sub` and `azp`.
     public var serviceAccountID = "113774264463038321964"
     /// `projects/{project}/subscriptions/{name}`, as the envelope's `subscription`.
-    public var subscription = "projects/storesync-simulator/subscriptions/play-rtdn"
+    public var subscription = PlayPushTarget.defaultSubscription
+    /// The subscription name pushes carry unless configured otherwise (also when no target is configured).
+    public static let defaultSubscription = "projects/storesync-simulator/subscriptions/play-rtdn"
     /// Pub/Sub's push request timeout is the subscription's acknowledgement deadline (10 s by default).
     public var timeout: Duration = .seconds(10)
 

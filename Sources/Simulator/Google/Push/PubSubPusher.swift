@@ -65,7 +65,7 @@ final class PubSubPusher: Sendable {
         let envelope: [String: Any] = [
             "message": ["data": data.base64EncodedString(), "messageId": messageId, "message_id": messageId,
                         "publishTime": time, "publish_time": time, "attributes": [String: String]()] as [String: Any],
-            "subscription": target?.subscription ?? "projects/storesync-simulator/subscriptions/play-rtdn",
+            "subscription": target?.subscription ?? PlayPushTarget.defaultSubscription,
         ]
         let message = Message(messageId: messageId, body: try JSONBody.encode(envelope), tokenFault: plan.tokenFault)
         let record = PlayPushRecord(messageId: messageId, publishTime: time, data: String(decoding: data, as: UTF8.self),
