@@ -56,8 +56,9 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto"], swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),
-        // A local App Store: Apple-signed answers and notifications from a scenario, for tests, benchmarks and demos.
-        .target(name: "Simulator", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "Logging"],
+        // A local App Store and Google Play: signed answers and notifications from a scenario, for tests,
+        // benchmarks and demos.
+        .target(name: "Simulator", dependencies: ["AppStore", "GooglePlay", "Crypto", "HTTP", "StoreModel", "Logging"],
                 swiftSettings: strict),
         .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
                 swiftSettings: strict),
@@ -82,7 +83,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "Crypto", "HTTP"],
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP"],
                     swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
@@ -92,7 +93,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
-                                                      "storesync", "storesync-testworker", "AppStore", "Crypto", "HTTP"],
+                                                      "storesync", "storesync-testworker", "AppStore", "GooglePlay", "Crypto", "HTTP"],
                     swiftSettings: strict),
     ]
 )
