@@ -23,4 +23,11 @@ struct IngestEnvelope: Sendable {
         self.body = body
         headers = job.headers
     }
+
+    /// The `Authorization` header ingest kept (Google pushes), if any.
+    var authorization: String? {
+        guard let headers, let object = try? JSONSerialization.jsonObject(with: Data(headers.utf8)) as? [String: Any]
+        else { return nil }
+        return object["authorization"] as? String
+    }
 }

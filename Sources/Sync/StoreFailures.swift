@@ -1,4 +1,5 @@
 import AppStore
+import GooglePlay
 import Mirror
 import Queue
 
@@ -22,5 +23,11 @@ enum StoreFailures {
             return .retryable("\(error) (attempt \(attempt) of \(notFoundAttempts) while Apple catches up)")
         }
         return error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
+    }
+
+    /// 410 and 404 for a purchase token are permanent (Google forgot it, or it never existed), as are 401/403
+    /// (the service account lacks Play Console access); 429, 5xx and transport failures retry.
+    static func api(_ error: GooglePlayAPIError) -> JobFailure {
+        error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
     }
 }

@@ -17,7 +17,9 @@ public enum SyncHandlers {
     }
 
     public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind, AppleResyncHandler.kind,
-                               AppleSweepHandler.kind, DailySyncHandler.kind, ReconcileHandler.kind]
+                               AppleSweepHandler.kind, GoogleNotificationHandler.kind, GoogleAcknowledgement.kind,
+                               GoogleResyncHandler.kind, GoogleSweepHandler.kind, DailySyncHandler.kind,
+                               ReconcileHandler.kind]
 
     /// The schedules a worker process claims periods of.
     public static let schedules = [DailySyncHandler.schedule, ReconcileHandler.schedule]
@@ -33,6 +35,11 @@ public enum SyncHandlers {
         registry.register(AppleConsumptionHandler.kind, AppleConsumptionHandler(registry: apple))
         registry.register(AppleResyncHandler.kind, AppleResyncHandler(registry: apple, metrics: syncMetrics))
         registry.register(AppleSweepHandler.kind, AppleSweepHandler(registry: apple))
+        let google = GoogleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare, metrics: syncMetrics)
+        registry.register(GoogleNotificationHandler.kind, GoogleNotificationHandler(registry: google, metrics: syncMetrics))
+        registry.register(GoogleAcknowledgement.kind, GoogleAcknowledgeHandler(registry: google))
+        registry.register(GoogleResyncHandler.kind, GoogleResyncHandler(registry: google, metrics: syncMetrics))
+        registry.register(GoogleSweepHandler.kind, GoogleSweepHandler(registry: google))
         registry.register(DailySyncHandler.kind, DailySyncHandler(settings: configuration.resync))
         registry.register(ReconcileHandler.kind, ReconcileHandler())
     }

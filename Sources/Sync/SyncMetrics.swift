@@ -1,4 +1,5 @@
 import AppStore
+import GooglePlay
 import Metrics
 
 /// What on-call watches on the store side: API answers by endpoint and status class (a wave of 401s means a
@@ -27,6 +28,12 @@ final class SyncMetrics: Sendable {
         let status = call.status.map { "\($0 / 100)xx" } ?? "no answer"
         requests.increment(by: 1, "apple", call.family.rawValue, status)
         latency.observe(call.duration, "apple", call.family.rawValue)
+    }
+
+    func record(_ call: GooglePlayAPICall) {
+        let status = call.status.map { "\($0 / 100)xx" } ?? "no answer"
+        requests.increment(by: 1, "google", call.family.rawValue, status)
+        latency.observe(call.duration, "google", call.family.rawValue)
     }
 
     func drift(connectionID: Int64, kind: String) {

@@ -62,7 +62,16 @@ public enum ResyncPlanner {
 
 /// A resync job's payload.
 struct ResyncTask: Decodable, Sendable {
+    /// A charge Google voided, which the resync must fetch and refund (Google's voided-purchases sweep).
+    struct Voided: Decodable, Sendable {
+        let order_id: String
+        let voided_at_ms: Int64
+        let refund_type: Int?
+        let voided_quantity: Int?
+    }
+
     let connection_id: Int64
     let lineage: String
     let reason: String?
+    let voided: [Voided]?
 }

@@ -1,0 +1,82 @@
+import Crypto
+import Foundation
+import GooglePlay
+import HTTP
+import Mirror
+import Queue
+import Synchronization
+
+/// The Play Developer API client and the push-token verifier of each Google store connection, kept while
+/// the connection's settings stay the same: the client holds the shared OAuth access token and the quota
+/// pacing, the verifier Google's cached signing keys.
+final class GoogleConnectionRegistry: Sendable {
+    final class Tools: Sendable {
+        let connection: StoreConnection
+        let client: GooglePlayAPIClient
+        let pushVerifier: PushTokenVerifier
+
+        init(connection: StoreConnection, client: GooglePlayAPIClient, pushVerifier: PushTokenVerifier) {
+            self.connection = connection
+            self.client = client
+            self.pushVerifier = pushVerifier
+        }
+    }
+
+    private let http: HTTPClient
+    private let rateLimitShare: Double
+    private let metrics: SyncMetrics?
+    private let tools = Mutex<[Int64: Tools]>([:])
+    /// Key caches by JWKS URL: connections that trust the same keys (Google's, in production) share one.
+    private let keyCaches = Mutex<[String: GoogleKeyCache]>([:])
+
+    init(http: HTTPClient, rateLimitShare: Double, metrics: SyncMetrics?) {
+        self.http = http
+        self.rateLimitShare = rateLimitShare
+        self.metrics = metrics
+    }
+
+    func tools(for connection: StoreConnection) throws -> Tools {
+        if let cached = tools.withLock({ $0[connection.id] }), cached.connection == connection { return cached }
+        let built = try build(connection)
+        tools.withLock { $0[connection.id] = built }
+        return built
+    }
+
+    private func build(_ connection: StoreConnection) throws -> Tools {
+        guard let email = connection.apiClientEmail, let pem = connection.apiPrivateKeyPEM else {
+            throw JobFailure.permanent("connection \(connection.id) has no Play Developer API service account")
+        }
+        guard let audience = connection.pushAudience, let pushAccount = connection.pushServiceAccount else {
+            throw JobFailure.permanent("connection \(connection.id) has no push audience / push service account to "
+                                       + "authenticate Pub/Sub pushes with")
+        }
+        let key: PrivateKey
+        do {
+            key = try PrivateKey(pem: pem)
+        } catch {
+            throw JobFailure.permanent("connection \(connection.id): its service-account key does not load: \(error)")
+        }
+        var configuration = GooglePlayAPIConfiguration(packageName: connection.appIdentifier, clientEmail: email,
+                                                       privateKey: key, tokenURI: connection.apiTokenURI,
+                                                       baseURL: connection.apiBaseURL)
+        configuration.rateLimits = configuration.rateLimits.scaled(by: rateLimitShare)
+        var observe: (@Sendable (GooglePlayAPICall) -> Void)?
+        if let metrics { observe = { call in metrics.record(call) } }
+        let client: GooglePlayAPIClient
+        do {
+            client = try GooglePlayAPIClient(configuration: configuration, httpClient: http, observe: observe)
+        } catch {
+            throw JobFailure.permanent("connection \(connection.id): \(error)")
+        }
+        let jwksURL = connection.pushJWKSURL ?? GoogleKeyCache.googleCertificatesURL.absoluteString
+        let http = http
+        let keys = keyCaches.withLock { caches in
+            if let cache = caches[jwksURL] { return cache }
+            let cache = GoogleKeyCache(fetcher: HTTPJWKSFetcher(url: jwksURL, client: http))
+            caches[jwksURL] = cache
+            return cache
+        }
+        return Tools(connection: connection, client: client,
+                     pushVerifier: PushTokenVerifier(audience: audience, serviceAccountEmail: pushAccount, keys: keys))
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GooglePlay
+import Logging
+import Mirror
+import Postgres
+import Queue
+import StoreModel
+import Worker
+
+/// The `google.notification` job: authenticate the Pub/Sub push → dedup on `messageId` → re-fetch the
+/// purchase from the Play Developer API → mirror, with the receipt and the job's completion in one
+/// transaction. The notification only says *that* a purchase changed.
+struct GoogleNotificationHandler: JobHandler {
+    static let kind = "google.notification"
+
+    let registry: GoogleConnectionRegistry
+    let metrics: SyncMetrics?
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let envelope = try IngestEnvelope(job)
+        let push: PubSubPush
+        let notification: DeveloperNotification
+        do {
+            push = try PubSubPush(body: envelope.body)
+            notification = try push.developerNotification()
+        } catch {
+            throw JobFailure.permanent("not a Play developer notification push: \(error)")
+        }
+        let connections = try await context.pool.transaction { db in
+            try StoreConnections.find(accountID: envelope.accountID, store: .google,
+                                      appIdentifier: notification.packageName, on: db)
+        }
+        guard let primary = connections.first(where: { $0.environment == .production }) ?? connections.first else {
+            throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
+                                       + "\(envelope.accountID)")
+        }
+        let tools = try registry.tools(for: primary)
+        try await authenticate(envelope, with: tools)
+
+        let messageID = push.messageID
+        let seen = try await context.pool.transaction { db in
+            try Receipts.lookup(store: "google", messageID: messageID, on: db) != nil
+        }
+        if seen { return .done("duplicate") }
+        let receipt = Receipt(store: "google", messageID: messageID, receivedAt: envelope.receivedAt, jobID: job.id)
+
+        let token: String
+        let voided: [VoidedOrder]
+        let event: String
+        switch notification.content {
+        case .test:
+            return receipt.complete("test")
+        case .oneTimeProduct:
+            return receipt.complete("recorded: one-time product notification (one-time products are not mirrored yet)")
+        case .other(let name):
+            return receipt.complete("recorded: \(name)")
+        case .voidedPurchase(let void) where void.productType == 2:
+            return receipt.complete("recorded: voided one-time product (one-time products are not mirrored yet)")
+        case .voidedPurchase(let void):
+            (token, event) = (void.purchaseToken, "VOIDED_PURCHASE")
+            voided = [VoidedOrder(orderID: void.orderId, voidedAt: notification.eventTime, refundType: void.refundType)]
+        case .subscription(let subscription):
+            (token, event, voided) = (subscription.purchaseToken, "SUBSCRIPTION \(subscription.notificationType)", [])
+        }
+        let source = SnapshotSource(kind: "notification", reference: messageID, event: event)
+        let result = try await GoogleRefetch(client: tools.client, pool: context.pool)
+            .snapshot(connection: primary, token: token, voided: voided, source: source, attempt: job.attempt)
+        guard case .snapshot(let snapshot) = result else { return receipt.complete("pending: nothing mirrored yet") }
+        // A licence tester's purchase is a sandbox purchase: mirrored only on a Sandbox connection.
+        guard let connection = connections.first(where: { $0.environment == snapshot.environment }) else {
+            return receipt.complete("skipped: environment mismatch")
+        }
+        let logger = context.logger
+        return receipt.complete("mirrored") { db in
+            do {
+                let outcome = try Mirror.apply(snapshot, connection: connection, on: db)
+                try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
+                logger.info("mirrored", ["message_id": .string(messageID), "type": .string(event),
+                                         "result": .string(outcome.summary)])
+            } catch let error as MirrorError {
+                throw StoreFailures.mirror(error)
+            }
+        }
+    }
+
+    /// A push must carry the OIDC token Pub/Sub signs for this connection's push subscription; anything
+    /// else is dead-lettered (and counted: a wrong audience or account fails every push).
+    private func authenticate(_ envelope: IngestEnvelope, with tools: GoogleConnectionRegistry.Tools) async throws {
+        guard let authorization = envelope.authorization else {
+            metrics?.verificationFailed(store: "google", code: "missing token")
+            throw JobFailure.permanent("push authentication failed: the push carried no Authorization header")
+        }
+        do {
+            _ = try await tools.pushVerifier.verify(authorization: authorization)
+        } catch let error as PushTokenError {
+            metrics?.verificationFailed(store: "google", code: error.code.description)
+            throw error.isRetryable ? JobFailure.retryable("push authentication: \(error)")
+                : JobFailure.permanent("push authentication failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import GooglePlay
+import Mirror
+import Postgres
+import Queue
+import StoreModel
+import Worker
+
+/// The `google.resync` job: the notification path (re-fetch → snapshot → apply) for a lineage's current
+/// purchase token, recording drift; the voided-purchases sweep adds the charges Google voided so their
+/// refunds are booked even when their orders are no longer the latest.
+struct GoogleResyncHandler: JobHandler {
+    static let kind = ResyncPlanner.jobKind(for: .google)
+
+    let registry: GoogleConnectionRegistry
+    let metrics: SyncMetrics?
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        guard let task = try? JSONDecoder().decode(ResyncTask.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload is not a resync task (connection_id, lineage)")
+        }
+        let (connection, token) = try await context.pool.transaction { db in
+            (try StoreConnections.get(id: task.connection_id, on: db),
+             try db.query("""
+                SELECT t.purchase_token FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id
+                WHERE p.connection_id = $1 AND p.lineage = $2 AND t.replaced_by IS NULL LIMIT 1
+                """, [task.connection_id, task.lineage]).first?.decode(0, as: String.self))
+        }
+        guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
+        let tools = try registry.tools(for: connection)
+        let voided = (task.voided ?? []).map {
+            VoidedOrder(orderID: $0.order_id, voidedAt: Date(timeIntervalSince1970: Double($0.voided_at_ms) / 1000),
+                        refundType: $0.refund_type, voidedQuantity: $0.voided_quantity)
+        }
+        let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
+        let result = try await GoogleRefetch(client: tools.client, pool: context.pool)
+            .snapshot(connection: connection, token: token ?? task.lineage, voided: voided, source: source,
+                      attempt: job.attempt)
+        guard case .snapshot(let snapshot) = result else { return .done("pending: nothing mirrored yet") }
+        guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }
+        let metrics = metrics
+        return .done("resynced", writes: { db in
+            do {
+                let outcome = try Mirror.apply(snapshot, connection: connection, on: db)
+                try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
+                try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
+            } catch let error as MirrorError {
+                throw StoreFailures.mirror(error)
+            }
+        })
+    }
+}

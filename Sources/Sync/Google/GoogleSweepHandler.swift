@@ -1,0 +1,76 @@
+import Foundation
+import GooglePlay
+import Logging
+import Mirror
+import Postgres
+import Queue
+import StoreModel
+import Worker
+
+/// The `google.sweep` job: reads `voidedpurchases.list` from the connection's watermark and queues a resync,
+/// carrying the voided charge, for every voided subscription order of a lineage the mirror knows — so a
+/// refund whose notification was lost is still booked, once. Saves its place after every page.
+struct GoogleSweepHandler: JobHandler {
+    static let kind = ReconcileHandler.sweepKind(for: .google)
+    static let sweep = "google.voided-purchases"
+    /// Google lists voided purchases of the last 30 days; a window never starts earlier (less an hour).
+    static let window: TimeInterval = 30 * 86_400 - 3600
+    /// Voiding is reported with some delay: each window reaches back this far behind the last one's end.
+    static let overlap: TimeInterval = 86_400
+    static let maxPages = 50
+
+    let registry: GoogleConnectionRegistry
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        struct Payload: Decodable { let connection_id: Int64 }
+        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload has no connection_id")
+        }
+        let (connection, mark) = try await context.pool.transaction { db in
+            (try StoreConnections.get(id: payload.connection_id, on: db),
+             try Watermark.read(connectionID: payload.connection_id, sweep: Self.sweep, on: db))
+        }
+        guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
+        let client = try registry.tools(for: connection).client
+        let resumed = mark?.cursor.flatMap(WindowCursor.init(text:))
+        let end = resumed?.end ?? Date()
+        let start = resumed == nil
+            ? max((mark?.watermark ?? end).addingTimeInterval(-Self.overlap), end.addingTimeInterval(-Self.window))
+            : mark!.watermark
+        var cursor = resumed?.token
+        var queued = 0
+        for _ in 0..<Self.maxPages {
+            let page: VoidedPurchasesPage
+            do {
+                page = try await client.voidedPurchases(startTime: start, endTime: end, token: cursor)
+            } catch let error as GooglePlayAPIError {
+                throw StoreFailures.api(error)
+            }
+            cursor = page.nextPageToken
+            let next = cursor.map { Watermark(watermark: start, cursor: WindowCursor(end: end, token: $0).text) }
+                ?? Watermark(watermark: end, cursor: nil)
+            queued += try await context.pool.transaction { db in
+                var added = 0
+                for voided in page.voidedPurchases {
+                    guard let token = voided.purchaseToken, let orderID = voided.orderId,
+                          let lineage = try PurchaseTokens.lineage(of: token, connectionID: connection.id, on: db)
+                    else { continue }
+                    let task = """
+                        {"connection_id":\(connection.id),"lineage":\(JSON.quoted(lineage)),"reason":"voided",\
+                        "voided":[{"order_id":\(JSON.quoted(orderID)),"voided_at_ms":\(voided.voidedTimeMillis ?? 0),\
+                        "refund_type":\(voided.voidedQuantity == nil ? 1 : 2),"voided_quantity":\(voided.voidedQuantity.map(String.init) ?? "null")}]}
+                        """
+                    if try JobQueue.enqueue(NewJob(kind: GoogleResyncHandler.kind, payload: task, priority: ResyncPlanner.priority,
+                                                   uniqueKey: "google.voided:\(connection.id):\(orderID)"), on: db) != nil {
+                        added += 1
+                    }
+                }
+                try Watermark.write(next, connectionID: connection.id, sweep: Self.sweep, on: db)
+                return added
+            }
+            if cursor == nil { break }
+        }
+        context.logger.info("voided purchases swept", ["connection": .int(Int(connection.id)), "queued": .int(queued)])
+        return .done("queued \(queued) voided charge(s)")
+    }
+}
