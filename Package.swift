@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
         .testTarget(name: "PipelineTests", dependencies: ["Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
-                                                         "TestSupport", "storesync"], swiftSettings: strict),
+                                                         "TestSupport", "storesync", "GooglePlay"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),

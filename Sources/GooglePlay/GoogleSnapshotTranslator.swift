@@ -50,7 +50,7 @@ public enum GoogleSnapshotTranslator {
             inFreeTrial: state == .active && item.offerPhase == "freeTrial", ownership: .purchased,
             accountToken: accountToken(subscription),
             charges: try charges(orders, subscription: subscription, allowedTokens: allowedTokens, voided: voided),
-            replacedTokens: replacedTokens,
+            purchaseToken: purchaseToken, replacedTokens: replacedTokens,
             needsAcknowledgement: environment == .production
                 && subscription.acknowledgementState == "ACKNOWLEDGEMENT_STATE_PENDING",
             asOf: fetchedAt, source: source, raw: String(decoding: subscription.json, as: UTF8.self)))

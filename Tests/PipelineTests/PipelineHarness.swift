@@ -32,11 +32,21 @@ struct Pipeline {
         var startWorker = true
         /// An extra simulated App Store for the same bundle in the other environment, signing with the same PKI.
         var otherEnvironmentSimulator = false
+        /// A simulated Play Store too, with a Google connection of this environment for `packageName`.
+        var googleEnvironment: StoreEnvironment?
     }
+
+    static let packageName = "com.example.pipeline"
+    static let pushAudience = "https://billing.test/webhook/google-play"
+    static let pushAccount = "push@storesync-simulator.iam.gserviceaccount.com"
+    /// Google products as (product, base plan), mapped like the Apple ones.
+    static let googlePlans = ["pro.monthly": "monthly", "pro.yearly": "yearly"]
 
     let database: TestDatabase
     let simulator: AppStoreSimulator
     let otherSimulator: AppStoreSimulator?
+    let play: PlaySimulator?
+    let googleConnection: StoreConnection?
     let accountID: Int64
     let connection: StoreConnection
     let planPrices: [String: Int64]
@@ -72,7 +82,22 @@ struct Pipeline {
             let other = options.otherEnvironmentSimulator
                 ? try makeSimulator(options.environment == .production ? StoreEnvironment.sandbox : .production) : nil
 
-            let (accountID, connection, planPrices) = try await database.pool.transaction { db in
+            var playSimulator: PlaySimulator?
+            let serviceAccountKey = try PrivateKey.generate(.rsa(bits: 2048))
+            if options.googleEnvironment != nil {
+                var configuration = PlaySimulatorConfiguration(
+                    apps: [SimulatedPlayApp(packageName: packageName)],
+                    serviceAccount: SimulatedServiceAccount(clientEmail: "storesync@storesync-simulator.iam.gserviceaccount.com",
+                                                            publicKey: serviceAccountKey.publicKey))
+                configuration.push = PlayPushTarget(url: "http://127.0.0.1:\(ingestServer.port)/webhook/google-play",
+                                                    audience: pushAudience, serviceAccountEmail: pushAccount, host: host)
+                configuration.pushRetry = PushRetryPolicy(minimumBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200),
+                                                          maxAttempts: 3)
+                playSimulator = try PlaySimulator(configuration: configuration)
+            }
+            let play = playSimulator
+
+            let (accountID, connection, planPrices, googleConnection) = try await database.pool.transaction { db in
                 let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
                 var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
                                                 environment: options.environment)
@@ -94,7 +119,26 @@ struct Pipeline {
                         try Catalog.mapProduct(connectionID: connection.id, productID: product, planPriceID: id, on: db)
                     }
                 }
-                return (accountID, connection, prices)
+                var googleConnection: StoreConnection?
+                if let environment = options.googleEnvironment, let play {
+                    var google = Catalog.NewConnection(accountID: accountID, store: .google, appIdentifier: packageName,
+                                                       environment: environment)
+                    google.requireIssuedTokens = options.requireIssuedTokens
+                    google.apiClientEmail = "storesync@storesync-simulator.iam.gserviceaccount.com"
+                    google.apiPrivateKeyPEM = try serviceAccountKey.pem()
+                    google.apiTokenURI = play.tokenURI
+                    google.apiBaseURL = play.baseURL
+                    google.pushAudience = pushAudience
+                    google.pushServiceAccount = pushAccount
+                    google.pushJWKSURL = play.certificatesURL
+                    let added = try Catalog.addConnection(google, on: db)
+                    for (product, basePlan) in googlePlans where options.mappedProducts.contains(product) {
+                        try Catalog.mapProduct(connectionID: added.id, productID: product, basePlanID: basePlan,
+                                               planPriceID: prices[product]!, on: db)
+                    }
+                    googleConnection = added
+                }
+                return (accountID, connection, prices, googleConnection)
             }
 
             let http = try HTTPClient()
@@ -112,7 +156,8 @@ struct Pipeline {
                                 listenURL: database.url)
             }
             let running = worker.map { worker in Task { await worker.run() } }
-            let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, accountID: accountID,
+            let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, play: play,
+                                    googleConnection: googleConnection, accountID: accountID,
                                     connection: connection, planPrices: planPrices, ingestURL: target.url,
                                     metrics: metrics, worker: worker)
             func shutDown() async {
@@ -123,6 +168,7 @@ struct Pipeline {
                 await commits.value
                 await simulator.stop()
                 await other?.stop()
+                await play?.stop()
                 await http.shutdown()
             }
             do {

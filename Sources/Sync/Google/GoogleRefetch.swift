@@ -20,10 +20,17 @@ struct GoogleRefetch {
         do {
             let subscription = try await client.subscription(token: token)
             let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)
-            var orderIDs = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
-            orderIDs.formUnion(voided.map(\.orderID))
+            let latest = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
+            var orderIDs = latest.union(voided.map(\.orderID))
+            orderIDs.formUnion(try await unbookedEarlierOrders(latest))
             var orders: [GooglePlayOrder] = []
-            for id in orderIDs.sorted() { orders.append(try await client.order(id: id)) }
+            for id in orderIDs.sorted() {
+                do {
+                    orders.append(try await client.order(id: id))
+                } catch let error as GooglePlayAPIError where error.code == .notFound && !latest.contains(id) {
+                    continue  // a renewal number that was never charged (a recovered or paused period)
+                }
+            }
             return try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
                                                          orders: orders, voided: voided, replacedTokens: replaced,
                                                          source: source, fetchedAt: Date())
@@ -32,6 +39,31 @@ struct GoogleRefetch {
         } catch let error as GoogleSnapshotError {
             throw JobFailure.permanent("Google Play's answer cannot be mirrored: \(error)")
         }
+    }
+
+    /// Most renewal orders looked back for at once; older gaps are filled by later fetches.
+    static let maxEarlierOrders = 100
+
+    /// The orders before the latest that were never booked — their notifications lost, or overtaken by a later
+    /// renewal before the worker fetched. Google numbers a subscription's orders `GPA.…` (the purchase),
+    /// then `GPA.…..0`, `..1`, … for each renewal, so the earlier ones follow from the latest one's id.
+    private func unbookedEarlierOrders(_ latest: Set<String>) async throws -> [String] {
+        var candidates: [String] = []
+        for id in latest {
+            guard let range = id.range(of: "..", options: .backwards), let number = Int(id[range.upperBound...]),
+                  number >= 0 else { continue }
+            let base = String(id[..<range.lowerBound])
+            candidates.append(base)
+            candidates += (max(0, number - Self.maxEarlierOrders)..<number).map { "\(base)..\($0)" }
+        }
+        guard !candidates.isEmpty else { return [] }
+        let asked = candidates
+        let booked: Set<String> = try await pool.transaction { db in
+            Set(try db.query("""
+                SELECT store_transaction_id FROM invoices WHERE store = 'google' AND store_transaction_id = ANY($1::text[])
+                """, [PostgresArray(asked)]).map { try $0.decode(0) })
+        }
+        return candidates.filter { !booked.contains($0) }
     }
 
     /// The lineage of `token` and the tokens it replaced, oldest first.

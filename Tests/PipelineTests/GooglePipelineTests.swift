@@ -1,0 +1,192 @@
+import Foundation
+import Postgres
+import Queue
+import Simulator
+import StoreModel
+import Testing
+
+/// The Google Play path end to end: Play simulator → Pub/Sub push → ingest → worker → Play Developer API → mirror.
+@Suite struct GooglePipelineTests {
+    static var production: Pipeline.Options {
+        var options = Pipeline.Options()
+        options.googleEnvironment = .production
+        return options
+    }
+
+    private func buy(_ pipeline: Pipeline, token: UUID?, testPurchase: Bool = false,
+                     silent: Bool = false) async throws -> PlayScenarioResult {
+        try await #require(pipeline.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
+                                                   obfuscatedAccountId: token?.uuidString, testPurchase: testPurchase,
+                                                   silent: silent)
+    }
+
+    private func lineageOf(_ pipeline: Pipeline, _ token: String?) async throws -> String {
+        let rows = try await pipeline.database.pool.query("""
+            SELECT p.lineage FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id WHERE t.purchase_token = $1
+            """, [try #require(token)])
+        let reasons = try await pipeline.deadLetterReasons()
+        return try #require(rows.first, "token \(token ?? "") was not mirrored; dead letters: \(reasons)").decode(0)
+    }
+
+    @Test func aPurchaseIsMirroredBookedAndAcknowledgedOnce() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let bought = try await buy(pipeline, token: customer.token)
+            #expect(bought.pushes.first?.attempts.first?.delivery.httpStatus == 200)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            let subscription = try #require(try await pipeline.subscription(lineage))
+            #expect(subscription.state == "active" && subscription.status == "active")
+            #expect(subscription.planPriceID == pipeline.planPrices["pro.monthly"])
+            #expect(try await pipeline.invoices(lineage).map(\.amount) == [999])
+            #expect(try await pipeline.invoices(lineage).first?.transactionID == bought.orderId)
+            #expect(play.acknowledgements.map(\.purchaseToken) == [bought.purchaseToken!])
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases WHERE acknowledged_at IS NOT NULL") == 1)
+
+            for _ in 0..<2 { try await play.renew(bought.purchaseToken!) }
+            try await pipeline.settle()
+            #expect(try await pipeline.invoices(lineage).count == 3)
+            #expect(play.acknowledgements.count == 1)
+            #expect(pipeline.metrics.render().contains(#"storesync_store_api_requests_total{store="google",endpoint="subscriptions",status="2xx"}"#))
+        }
+    }
+
+    @Test func theSamePushFiveTimesHasOneEffect() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let customer = try await pipeline.customer()
+            try #require(pipeline.play).duplicateNextPush(copies: 4)
+            let bought = try await buy(pipeline, token: customer.token)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            #expect(try await pipeline.invoices(lineage).count == 1)
+            #expect(try await pipeline.count("SELECT count(*) FROM notification_receipts WHERE store = 'google'") == 1)
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+
+    @Test(arguments: [PushTokenFault.wrongAudience, .wrongEmail, .expired, .unknownKey, .tamperedSignature, .missing])
+    func aPushWithABadTokenDeadLettersAndWritesNothing(fault: PushTokenFault) async throws {
+        var options = Self.production
+        options.googleEnvironment = .production
+        try await Pipeline.with(options) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            try play.sendBadPushTokens(fault, count: 1)
+            _ = try await buy(pipeline, token: customer.token)
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.hasPrefix("push authentication failed") == true, "\(reasons)")
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
+            #expect(play.requestCount(.subscriptionsV2) == 0)
+            #expect(pipeline.metrics.render().contains(#"storesync_verification_failures_total{store="google""#))
+        }
+    }
+
+    @Test func anUpgradeChainKeepsOneSubscriptionAndOneCustomer() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let first = try await buy(pipeline, token: customer.token)
+            let upgraded = try await play.upgrade(first.purchaseToken!, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, upgraded.purchaseToken)
+            #expect(lineage == first.purchaseToken)
+            #expect(try await pipeline.count("SELECT count(*) FROM customer_subscriptions") == 1)
+            #expect(try await pipeline.subscription(lineage)?.planPriceID == pipeline.planPrices["pro.yearly"])
+            #expect(try await pipeline.purchase(lineage)?.customerID == customer.id)
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens WHERE replaced_by IS NOT NULL") == 1)
+            #expect(Set(try await pipeline.invoices(lineage).map(\.amount)) == [999, 9_999])
+        }
+    }
+
+    @Test func aVoidedChargeIsOneRefundAndRevokesAccess() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let bought = try await buy(pipeline, token: customer.token)
+            try await play.refund(bought.purchaseToken!)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            #expect(try await pipeline.refunds(lineage).map(\.amount) == [999])
+            // Google reports a revoked subscription as expired: access ends either way.
+            #expect(try await pipeline.subscription(lineage)?.state == "expired")
+        }
+    }
+
+    @Test func aLicenceTesterPurchaseOnAProductionConnectionIsSkippedAndNotAcknowledged() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let customer = try await pipeline.customer()
+            let bought = try await buy(pipeline, token: customer.token, testPurchase: true)
+            try await pipeline.settle()
+            let uuid = try #require(bought.pushes.first?.messageId)
+            #expect(try await pipeline.receiptOutcome(uuid) == "skipped: environment mismatch")
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
+            #expect(try #require(pipeline.play).acknowledgements.isEmpty)
+        }
+    }
+
+    @Test func aLicenceTesterPurchaseIsMirroredOnASandboxConnection() async throws {
+        var options = Pipeline.Options()
+        options.googleEnvironment = .sandbox
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let bought = try await buy(pipeline, token: customer.token, testPurchase: true)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            #expect(try await pipeline.subscription(lineage)?.state == "active")
+            #expect(try #require(pipeline.play).acknowledgements.isEmpty, "sandbox purchases are never acknowledged")
+        }
+    }
+
+    @Test func aTokenGoogleForgotDeadLettersWithTheReason() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let bought = try await buy(pipeline, token: nil, silent: true)
+            try await play.expireLongAgo(bought.purchaseToken!)
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.contains("gone") == true, "\(reasons)")
+        }
+    }
+
+    @Test func billingStatesFollowTheStore() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let token = try #require(try await buy(pipeline, token: customer.token).purchaseToken)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, token)
+            let steps: [(String, () async throws -> PlayScenarioResult, String, String)] = [
+                ("grace", { try await play.enterGracePeriod(token) }, "grace", "active"),
+                ("hold", { try await play.enterAccountHold(token) }, "on_hold", "active"),
+                ("recover", { try await play.recover(token) }, "active", "active"),
+                ("cancel", { try await play.cancel(token) }, "active", "cancelled"),
+                ("expire", { try await play.expire(token) }, "expired", "expired"),
+            ]
+            for (name, step, state, status) in steps {
+                _ = try await step()
+                try await pipeline.settle()
+                let subscription = try #require(try await pipeline.subscription(lineage))
+                #expect(subscription.state == state && subscription.status == status, "after \(name): \(subscription)")
+            }
+        }
+    }
+
+    @Test func oneAccessTokenServesManyJobsAndIsRefreshedWhenItExpires() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let token = try #require(try await buy(pipeline, token: customer.token).purchaseToken)
+            for _ in 0..<3 { try await play.renew(token) }
+            try await pipeline.settle()
+            #expect(play.issuedAccessTokenCount == 1)
+            play.expireAccessTokens()
+            try await play.renew(token)
+            try await pipeline.settle()
+            #expect(play.issuedAccessTokenCount == 2)
+            #expect(try await pipeline.invoices(try await lineageOf(pipeline, token)).count == 5)
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+}
