@@ -57,7 +57,9 @@ public enum Mirror {
         case .unlinked: customerID = nil
         }
         let linkedNow = if case .link = decision { true } else { false }
-        let fresh = known.asOf.map { snapshot.asOf >= $0 } ?? true
+        // A token another token replaced (an upgrade) no longer speaks for the lineage: whatever its own state,
+        // only its charges count.
+        let fresh = !known.tokenReplaced && (known.asOf.map { snapshot.asOf >= $0 } ?? true)
 
         let purchaseID = try Records.upsertPurchase(snapshot, connection: connection, existingID: known.purchaseID,
                                                     customerID: customerID, fresh: fresh, historyRevision: historyRevision,
@@ -115,6 +117,8 @@ struct KnownState {
     let asOf: Date?
     let state: StoreState?
     let token: Linking.TokenMatch
+    /// The snapshot's purchase token was replaced by a later one of the lineage.
+    let tokenReplaced: Bool
 
     static func read(snapshot: StoreSnapshot, connection: StoreConnection,
                      on db: isolated PostgresConnection) throws -> KnownState {
@@ -125,11 +129,13 @@ struct KnownState {
                     WHERE connection_id = $1 AND store_product_id = $3 AND base_plan_id = $4),
                    p.id, p.customer_id::text, p.as_of, p.store_state,
                    (SELECT customer_id::text FROM account_tokens WHERE token = $5::uuid AND account_id = $6),
-                   (SELECT id::text FROM customers WHERE id = $5::uuid AND account_id = $6)
+                   (SELECT id::text FROM customers WHERE id = $5::uuid AND account_id = $6),
+                   EXISTS (SELECT 1 FROM purchase_tokens
+                           WHERE connection_id = $1 AND purchase_token = $7 AND replaced_by IS NOT NULL)
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
-                  connection.accountID])[0]
+                  connection.accountID, snapshot.purchaseToken])[0]
         let token: Linking.TokenMatch
         if snapshot.accountToken == nil {
             token = .none
@@ -143,6 +149,7 @@ struct KnownState {
         let stateName: String? = try row.decodeOptional(4)
         return KnownState(planPriceID: try row.decodeOptional(0), purchaseID: try row.decodeOptional(1),
                           customerID: try row.decodeOptional(2), asOf: try row.decodeOptional(3),
-                          state: stateName.flatMap(StoreState.init(rawValue:)), token: token)
+                          state: stateName.flatMap(StoreState.init(rawValue:)), token: token,
+                          tokenReplaced: try row.decode(7))
     }
 }

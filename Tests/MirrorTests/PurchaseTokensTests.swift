@@ -33,6 +33,13 @@ import Testing
             #expect(replaced == [["token-a", "token-b"], ["token-b", "token-c"], ["token-c", "-"]])
             #expect(try await fixture.count("SELECT count(*) FROM store_purchases") == 1)
             #expect(try await fixture.count("SELECT count(*) FROM purchase_events WHERE kind = 'token_replaced'") == 2)
+            // The replaced token's own (later fetched) state never speaks for the lineage again.
+            var late = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", state: .expired, token: nil,
+                                     asOfDay: 5, reference: "notification-3", event: "SUBSCRIPTION_EXPIRED")
+            late.purchaseToken = "token-a"
+            let outcome = try await fixture.apply(late)
+            #expect(!outcome.applied && outcome.state == .active)
+
             let unknown = try await database.pool.transaction { db in
                 try PurchaseTokens.lineage(of: "token-z", connectionID: connectionID, on: db)
             }
