@@ -85,12 +85,18 @@ struct Pipeline {
             var playSimulator: PlaySimulator?
             let serviceAccountKey = try PrivateKey.generate(.rsa(bits: 2048))
             if options.googleEnvironment != nil {
+                // Hour-long periods: each renewal moves the simulated clock to the period's end, and Google's
+                // 30-day voided-purchases window is checked against that clock.
+                var app = SimulatedPlayApp(packageName: packageName)
+                app.renewalPeriod = .seconds(3600)
                 var configuration = PlaySimulatorConfiguration(
-                    apps: [SimulatedPlayApp(packageName: packageName)],
+                    apps: [app],
                     serviceAccount: SimulatedServiceAccount(clientEmail: "storesync@storesync-simulator.iam.gserviceaccount.com",
                                                             publicKey: serviceAccountKey.publicKey))
                 configuration.push = PlayPushTarget(url: "http://127.0.0.1:\(ingestServer.port)/webhook/google-play",
                                                     audience: pushAudience, serviceAccountEmail: pushAccount, host: host)
+                // Ten minutes in the past, so what happens first has happened before a sweep's window ends.
+                configuration.clockStart = Date().addingTimeInterval(-600)
                 configuration.pushRetry = PushRetryPolicy(minimumBackoff: .milliseconds(50), maximumBackoff: .milliseconds(200),
                                                           maxAttempts: 3)
                 playSimulator = try PlaySimulator(configuration: configuration)

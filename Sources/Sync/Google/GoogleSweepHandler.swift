@@ -18,6 +18,8 @@ struct GoogleSweepHandler: JobHandler {
     /// Voiding is reported with some delay: each window reaches back this far behind the last one's end.
     static let overlap: TimeInterval = 86_400
     static let maxPages = 50
+    /// Google refuses a window that ends in its future; ending a little in the past absorbs clock skew.
+    static let skewMargin: TimeInterval = 5
 
     let registry: GoogleConnectionRegistry
 
@@ -33,7 +35,7 @@ struct GoogleSweepHandler: JobHandler {
         guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
         let client = try registry.tools(for: connection).client
         let resumed = mark?.cursor.flatMap(WindowCursor.init(text:))
-        let end = resumed?.end ?? Date()
+        let end = resumed?.end ?? Date().addingTimeInterval(-Self.skewMargin)
         let start = resumed == nil
             ? max((mark?.watermark ?? end).addingTimeInterval(-Self.overlap), end.addingTimeInterval(-Self.window))
             : mark!.watermark
