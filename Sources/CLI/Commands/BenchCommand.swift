@@ -12,6 +12,7 @@ struct BenchCommand: Command {
         usage: storesync bench queue --jobs N [--slots S] [--flushers F] [--repeat R]
                storesync bench verify [--seconds S]
                storesync bench ingest [--requests N] [--connections C]
+               storesync bench resync --purchases N [--store apple|google|both] [--concurrency C]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -26,6 +27,10 @@ struct BenchCommand: Command {
                 accepted requests per second and p50/p99 latency to a committed job. Needs a migrated,
                 throwaway database (the jobs stay). Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
                 physical limit) run right after it.
+        resync  Seeds N live purchases in the local store simulators and the database (a throwaway, migrated
+                one), runs the daily resync's fan-out with the rate budget lifted and drains it with C slots
+                (default 128): purchases re-fetched and applied per second for each store, and the projected
+                wall time for 1,000,000 purchases at the default budget (half of the store's published limit).
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -33,8 +38,9 @@ struct BenchCommand: Command {
         case "queue"?: return try await queue(&arguments, environment: environment)
         case "verify"?: return try await VerifyBenchmark.run(&arguments)
         case "ingest"?: return try await IngestBenchmark.run(&arguments, environment: environment)
-        case let other?: throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest")
-        case nil: throw UsageError("say what to benchmark: queue, verify or ingest")
+        case "resync"?: return try await ResyncBenchmark.run(&arguments, environment: environment)
+        case let other?: throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, resync")
+        case nil: throw UsageError("say what to benchmark: queue, verify, ingest or resync")
         }
     }
 

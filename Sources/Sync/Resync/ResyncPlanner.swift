@@ -27,8 +27,12 @@ public enum ResyncPlanner {
     /// Resync jobs per second for the connection: its store's published per-endpoint limit (Apple 50/s in
     /// Production and 5/s in Sandbox; Google 3,000 queries/min per bucket) times `share`.
     public static func rate(for connection: StoreConnection, share: Double) -> Double {
-        let limit: Double = switch connection.store {
-        case .apple: connection.environment == .production ? 50 : 5
+        rate(store: connection.store, environment: connection.environment, share: share)
+    }
+
+    public static func rate(store: Store, environment: StoreEnvironment, share: Double) -> Double {
+        let limit: Double = switch store {
+        case .apple: environment == .production ? 50 : 5
         case .google: 50
         }
         return max(0.001, limit * share)
