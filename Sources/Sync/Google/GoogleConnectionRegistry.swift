@@ -25,7 +25,7 @@ final class GoogleConnectionRegistry: Sendable {
     private let http: HTTPClient
     private let rateLimitShare: Double
     private let metrics: SyncMetrics?
-    private let tools = Mutex<[Int64: Tools]>([:])
+    private let cache = ConnectionCache<Tools>()
     /// Key caches by JWKS URL: connections that trust the same keys (Google's, in production) share one.
     private let keyCaches = Mutex<[String: GoogleKeyCache]>([:])
 
@@ -36,10 +36,7 @@ final class GoogleConnectionRegistry: Sendable {
     }
 
     func tools(for connection: StoreConnection) throws -> Tools {
-        if let cached = tools.withLock({ $0[connection.id] }), cached.connection == connection { return cached }
-        let built = try build(connection)
-        tools.withLock { $0[connection.id] = built }
-        return built
+        try cache.value(for: connection, build: build)
     }
 
     private func build(_ connection: StoreConnection) throws -> Tools {

@@ -24,33 +24,20 @@ struct GoogleSweepHandler: JobHandler {
     let registry: GoogleConnectionRegistry
 
     func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        struct Payload: Decodable { let connection_id: Int64 }
-        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload has no connection_id")
-        }
-        let (connection, mark) = try await context.pool.transaction { db in
-            (try StoreConnections.get(id: payload.connection_id, on: db),
-             try Watermark.read(connectionID: payload.connection_id, sweep: Self.sweep, on: db))
-        }
-        guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
+        var window = try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool,
+                                                now: Date().addingTimeInterval(-Self.skewMargin), overlap: Self.overlap,
+                                                retention: { _ in Self.window })
+        let connection = window.connection
         let client = try registry.tools(for: connection).client
-        let resumed = mark?.cursor.flatMap(WindowCursor.init(text:))
-        let end = resumed?.end ?? Date().addingTimeInterval(-Self.skewMargin)
-        let start = resumed == nil
-            ? max((mark?.watermark ?? end).addingTimeInterval(-Self.overlap), end.addingTimeInterval(-Self.window))
-            : mark!.watermark
-        var cursor = resumed?.token
         var queued = 0
         for _ in 0..<Self.maxPages {
             let page: VoidedPurchasesPage
             do {
-                page = try await client.voidedPurchases(startTime: start, endTime: end, token: cursor)
+                page = try await client.voidedPurchases(startTime: window.start, endTime: window.end, token: window.cursor)
             } catch let error as GooglePlayAPIError {
                 throw StoreFailures.api(error)
             }
-            cursor = page.nextPageToken
-            let next = cursor.map { Watermark(watermark: start, cursor: WindowCursor(end: end, token: $0).text) }
-                ?? Watermark(watermark: end, cursor: nil)
+            let next = window.advance(to: page.nextPageToken)
             queued += try await context.pool.transaction { db in
                 var added = 0
                 for voided in page.voidedPurchases {
@@ -70,7 +57,7 @@ struct GoogleSweepHandler: JobHandler {
                 try Watermark.write(next, connectionID: connection.id, sweep: Self.sweep, on: db)
                 return added
             }
-            if cursor == nil { break }
+            if window.cursor == nil { break }
         }
         context.logger.info("voided purchases swept", ["connection": .int(Int(connection.id)), "queued": .int(queued)])
         return .done("queued \(queued) voided charge(s)")

@@ -41,7 +41,7 @@ final class AppleConnectionRegistry: Sendable {
     private let http: HTTPClient
     private let rateLimitShare: Double
     private let metrics: SyncMetrics?
-    private let tools = Mutex<[Int64: Tools]>([:])
+    private let cache = ConnectionCache<Tools>()
 
     /// - Parameter rateLimitShare: the share of Apple's published per-endpoint limits this process may use.
     init(http: HTTPClient, rateLimitShare: Double, metrics: SyncMetrics?) {
@@ -51,10 +51,7 @@ final class AppleConnectionRegistry: Sendable {
     }
 
     func tools(for connection: StoreConnection) throws -> Tools {
-        if let cached = tools.withLock({ $0[connection.id] }), cached.connection == connection { return cached }
-        let built = try build(connection)
-        tools.withLock { $0[connection.id] = built }
-        return built
+        try cache.value(for: connection, build: build)
     }
 
     private func build(_ connection: StoreConnection) throws -> Tools {

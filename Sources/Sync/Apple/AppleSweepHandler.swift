@@ -31,37 +31,20 @@ struct AppleSweepHandler: JobHandler {
     let registry: AppleConnectionRegistry
 
     func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        struct Payload: Decodable { let connection_id: Int64 }
-        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload has no connection_id")
-        }
-        let (connection, mark) = try await context.pool.transaction { db in
-            (try StoreConnections.get(id: payload.connection_id, on: db),
-             try Watermark.read(connectionID: payload.connection_id, sweep: Self.sweep, on: db))
-        }
-        guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
+        var window = try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool, now: Date(), overlap: Self.overlap,
+                                                retention: { Self.retention($0.environment) })
+        let connection = window.connection
         let client = try registry.tools(for: connection).client
-        // Resuming inside a window needs that window's exact bounds: Apple's page token belongs to its query.
-        let resumed = mark?.cursor.flatMap(WindowCursor.init(text:))
-        let end = resumed?.end ?? Date()
-        let start = resumed == nil
-            ? max((mark?.watermark ?? end).addingTimeInterval(-Self.overlap),
-                  end.addingTimeInterval(-Self.retention(connection.environment)))
-            : mark!.watermark
-        var cursor = resumed?.token
         var queued = 0
         for _ in 0..<Self.maxPages {
             let page: NotificationHistoryPage
             do {
-                page = try await client.notificationHistory(start: start, end: end, onlyFailures: true,
-                                                            paginationToken: cursor)
+                page = try await client.notificationHistory(start: window.start, end: window.end, onlyFailures: true,
+                                                            paginationToken: window.cursor)
             } catch let error as AppStoreAPIError {
                 throw StoreFailures.api(error, attempt: job.attempt, vouched: false)
             }
-            cursor = page.paginationToken
-            let next = page.hasMore
-                ? Watermark(watermark: start, cursor: page.paginationToken.map { WindowCursor(end: end, token: $0).text })
-                : Watermark(watermark: end, cursor: nil)
+            let next = window.advance(to: page.paginationToken)
             queued += try await context.pool.transaction { db in
                 var added = 0
                 for signedPayload in page.signedPayloads {
@@ -76,28 +59,9 @@ struct AppleSweepHandler: JobHandler {
                 try Watermark.write(next, connectionID: connection.id, sweep: Self.sweep, on: db)
                 return added
             }
-            if !page.hasMore { break }
+            if window.cursor == nil { break }
         }
         context.logger.info("notification history swept", ["connection": .int(Int(connection.id)), "queued": .int(queued)])
         return .done("queued \(queued) undelivered notification(s)")
     }
-}
-
-/// A page token together with the end of the window it belongs to, as stored in `sweep_watermarks.cursor`.
-struct WindowCursor {
-    let end: Date
-    let token: String
-
-    init(end: Date, token: String) {
-        self.end = end
-        self.token = token
-    }
-
-    init?(text: String) {
-        guard let colon = text.firstIndex(of: ":"), let milliseconds = Int64(text[..<colon]) else { return nil }
-        end = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        token = String(text[text.index(after: colon)...])
-    }
-
-    var text: String { "\(Int64(end.timeIntervalSince1970 * 1000)):\(token)" }
 }

@@ -1,0 +1,62 @@
+import Foundation
+import Mirror
+import Postgres
+import Queue
+
+/// The stretch of store history one sweep run reads, and where it stands in it. A fresh run reads from the
+/// last watermark (less an overlap for what the store reports late, never earlier than the store keeps) to
+/// now; a run after a crash resumes exactly the window its saved page token belongs to, since a store's page
+/// token is only valid with the query that produced it.
+struct SweepWindow {
+    let connection: StoreConnection
+    let start: Date
+    let end: Date
+    /// The page to read next; `nil` for the first page.
+    private(set) var cursor: String?
+
+    /// Loads the `{"connection_id": …}` sweep job's connection and watermark and chooses the window.
+    static func load(_ job: LeasedJob, sweep: String, pool: PostgresPool, now: Date, overlap: TimeInterval,
+                     retention: (StoreConnection) -> TimeInterval) async throws -> SweepWindow {
+        struct Payload: Decodable { let connection_id: Int64 }
+        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
+            throw JobFailure.permanent("the job payload has no connection_id")
+        }
+        let (connection, mark) = try await pool.transaction { db in
+            (try StoreConnections.get(id: payload.connection_id, on: db),
+             try Watermark.read(connectionID: payload.connection_id, sweep: sweep, on: db))
+        }
+        guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
+        if let mark, let resumed = mark.cursor.flatMap(WindowCursor.init(text:)) {
+            return SweepWindow(connection: connection, start: mark.watermark, end: resumed.end, cursor: resumed.token)
+        }
+        let start = max((mark?.watermark ?? now).addingTimeInterval(-overlap), now.addingTimeInterval(-retention(connection)))
+        return SweepWindow(connection: connection, start: start, end: now, cursor: nil)
+    }
+
+    /// Moves to the page after the one just read (`next` is its token; `nil` after the last page) and returns
+    /// the watermark to save with that page's work.
+    mutating func advance(to next: String?) -> Watermark {
+        cursor = next
+        guard let next else { return Watermark(watermark: end, cursor: nil) }
+        return Watermark(watermark: start, cursor: WindowCursor(end: end, token: next).text)
+    }
+}
+
+/// A page token together with the end of the window it belongs to, as stored in `sweep_watermarks.cursor`.
+struct WindowCursor {
+    let end: Date
+    let token: String
+
+    init(end: Date, token: String) {
+        self.end = end
+        self.token = token
+    }
+
+    init?(text: String) {
+        guard let colon = text.firstIndex(of: ":"), let milliseconds = Int64(text[..<colon]) else { return nil }
+        end = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        token = String(text[text.index(after: colon)...])
+    }
+
+    var text: String { "\(Int64(end.timeIntervalSince1970 * 1000)):\(token)" }
+}
