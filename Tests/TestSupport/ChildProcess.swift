@@ -11,8 +11,6 @@ public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     private let name: String
     private let output = OutputBuffer()
-    private let stdoutHandle: FileHandle
-    private let stderrHandle: FileHandle
     private let exit = NSLock()
     private var exitStatus: Int32?
 
@@ -55,14 +53,32 @@ public final class ChildProcess: @unchecked Sendable {
             throw TestSetupError("cannot start \(path): \(String(cString: strerror(spawned)))")
         }
         self.pid = pid
-        stdoutHandle = FileHandle(fileDescriptor: stdoutPipe.read, closeOnDealloc: true)
-        stderrHandle = FileHandle(fileDescriptor: stderrPipe.read, closeOnDealloc: true)
+        // A blocking reader thread per pipe, not FileHandle.readabilityHandler: libdispatch's event loop on
+        // Linux can crash when many such sources come and go while their descriptors are closed.
         let output = output
-        stdoutHandle.readabilityHandler = { output.append(stdout: $0.availableData) }
-        stderrHandle.readabilityHandler = { output.append(stderr: $0.availableData) }
+        Self.drain(stdoutPipe.read, into: { output.append(stdout: $0) }, then: { output.pipeClosed() })
+        Self.drain(stderrPipe.read, into: { output.append(stderr: $0) }, then: { output.pipeClosed() })
         let input = FileHandle(fileDescriptor: stdinPipe.write, closeOnDealloc: true)
         if let stdin { input.write(stdin) }
         try input.close()
+    }
+
+    private static func drain(_ fd: Int32, into append: @escaping @Sendable (Data) -> Void,
+                              then done: @escaping @Sendable () -> Void) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    append(Data(buffer[0..<count]))
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(fd)
+            done()
+        }
+        thread.start()
     }
 
     private static func pipe() throws -> (read: Int32, write: Int32) {
@@ -92,11 +108,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits for the process to exit (bounded) and returns its exit code (or the signal that ended it).
     public func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
         try await eventually("\(name) to exit; stderr: \(stderr.suffix(2000))", timeout: timeout) { !isRunning }
-        // Let the pipes deliver what is left.
-        stdoutHandle.readabilityHandler = nil
-        stderrHandle.readabilityHandler = nil
-        output.append(stdout: stdoutHandle.readDataToEndOfFile())
-        output.append(stderr: stderrHandle.readDataToEndOfFile())
+        // Let the pipes deliver what is left: both readers stop at end of file.
+        try await eventually("\(name)'s output pipes to close", timeout: .seconds(10)) { output.closedPipes == 2 }
         return exit.withLock { exitStatus ?? -1 }
     }
 
@@ -116,7 +129,11 @@ private final class OutputBuffer: @unchecked Sendable {
     private var out = Data()
     private var err = Data()
 
+    private var closed = 0
+
     func append(stdout data: Data) { lock.withLock { out.append(data) } }
+    func pipeClosed() { lock.withLock { closed += 1 } }
+    var closedPipes: Int { lock.withLock { closed } }
     func append(stderr data: Data) { lock.withLock { err.append(data) } }
     var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
     var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
