@@ -299,7 +299,10 @@ cmd_test() {
     ensure_database
     prepare_template
     local rc=0
-    # Every test uses Swift Testing; without XCTest the run closes on one summary line.
+    # Every test uses Swift Testing; without XCTest the run closes on one summary line. Unbounded, Swift
+    # Testing starts every test at once; with hundreds of servers, simulators and RSA key generations on
+    # two cores, loopback requests then time out. A bounded width keeps the run fast and its waits honest.
+    export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-12}
     swift test --package-path "$ROOT" --skip-build --disable-xctest "$@" || rc=$?
     if ((rc == 0)) && [[ -f $ROOT/Tests/FuzzTesting/run.sh ]]; then
         bash "$ROOT/Tests/FuzzTesting/run.sh" || rc=$?
