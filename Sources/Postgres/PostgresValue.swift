@@ -195,22 +195,27 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
     public let elements: [Element]
     public init(_ elements: [Element]) { self.elements = elements }
 
+    /// Built as UTF-8 bytes: ingest sends whole webhook bodies (kilobytes each) this way, and appending them
+    /// one Unicode scalar at a time took 13 % of `bench pipeline`'s CPU. Escaping bytewise is exact because the
+    /// two bytes escaped, `"` and `\`, never occur inside a multi-byte UTF-8 sequence.
     public var postgresText: String? {
-        var text = "{"
+        var text: [UInt8] = [UInt8(ascii: "{")]
         for (i, element) in elements.enumerated() {
-            if i > 0 { text += "," }
+            if i > 0 { text.append(UInt8(ascii: ",")) }
             guard let value = element.postgresText else {
-                text += "NULL"
+                text += "NULL".utf8
                 continue
             }
-            text += "\""
-            for ch in value.unicodeScalars {
-                if ch == "\"" || ch == "\\" { text += "\\" }
-                text.unicodeScalars.append(ch)
+            text.reserveCapacity(text.count + value.utf8.count + 3)
+            text.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { text.append(UInt8(ascii: "\\")) }
+                text.append(byte)
             }
-            text += "\""
+            text.append(UInt8(ascii: "\""))
         }
-        return text + "}"
+        text.append(UInt8(ascii: "}"))
+        return String(decoding: text, as: UTF8.self)
     }
 }
 
