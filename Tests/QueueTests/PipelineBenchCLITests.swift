@@ -4,7 +4,7 @@ import Testing
 
 /// `storesync bench pipeline`: the real binary runs the whole Apple path in one process against a fresh
 /// database and reports what landed. Behaviour only; speed depends on the machine.
-@Suite struct PipelineBenchCLITests {
+@Suite(.serialized) struct PipelineBenchCLITests {
     @Test func fortyNotificationsAreAllMirroredAndReported() async throws {
         try await TestDatabase.with { database in
             let result = try await ChildProcess.run(
