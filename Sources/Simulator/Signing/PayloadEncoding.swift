@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The JSON objects Apple signs, built field by field with Apple's names; absent values are left out, as
 /// Apple leaves them out. Dates are milliseconds since 1970.
@@ -67,7 +68,7 @@ enum JSONBody {
 
     private static func write(_ value: Any, to out: inout [UInt8]) throws {
         switch value {
-        case let string as String: writeString(string, to: &out)
+        case let string as String: out += JSON.quoted(string).utf8
         case let bool as Bool: out += (bool ? "true" : "false").utf8
         case let int as Int: out += String(int).utf8
         case let int as Int64: out += String(int).utf8
@@ -84,7 +85,7 @@ enum JSONBody {
             out.append(UInt8(ascii: "{"))
             for (index, key) in object.keys.sorted().enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(key, to: &out)
+                out += JSON.quoted(key).utf8
                 out.append(UInt8(ascii: ":"))
                 try write(object[key]!, to: &out)
             }
@@ -96,28 +97,6 @@ enum JSONBody {
             throw SimulatorError(.invalidArgument, "cannot write a \(type(of: value)) as JSON")
         }
     }
-
-    /// RFC 8259 escaping on UTF-8 bytes; every escaped byte is ASCII, so never inside a multi-byte sequence.
-    private static func writeString(_ string: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += #"\""#.utf8
-            case UInt8(ascii: "\\"): out += #"\\"#.utf8
-            case UInt8(ascii: "\n"): out += #"\n"#.utf8
-            case UInt8(ascii: "\r"): out += #"\r"#.utf8
-            case UInt8(ascii: "\t"): out += #"\t"#.utf8
-            case 0..<0x20:
-                out += #"\u00"#.utf8
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xf)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 /// Lets `JSONBody` see through an optional stored as `Any` (a dictionary literal's `String?` value).
