@@ -32,7 +32,7 @@ struct BenchCommand: Command {
                 API answers delayed L ms, Apple's rate limits lifted) posts N signed notifications — S
                 subscriptions (default N/4) bought, then renewed, 64 scenario calls at a time — to the webhook
                 endpoint on a free loopback port, and a worker with C slots (default 256) and the production
-                handlers re-fetches and mirrors them. Seeding (account, connection, mapped product, customers
+                handlers re-fetches and mirrors them (its store client may hold C requests at once). Seeding (account, connection, mapped product, customers
                 with tokens) is not measured. Prints notifications_per_sec (first accepted webhook to last
                 committed outcome), p50/p99 latency from receipt to committed mirror, store calls per
                 notification, peak RSS, dead letters and invoices; exits 1 unless all N were mirrored with no
