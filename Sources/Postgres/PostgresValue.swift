@@ -61,18 +61,20 @@ extension Bool: PostgresEncodable, PostgresDecodable {
 
 /// `bytea`, exchanged in PostgreSQL's hex format (`\x0a1b…`).
 extension Data: PostgresEncodable, PostgresDecodable {
+    /// Reads the bytes through one buffer: ingest stores every webhook body this way, and `Data`'s iterator
+    /// cost more than the hex digits themselves.
     public var postgresText: String? {
-        var text = "\\x"
-        text.reserveCapacity(2 + count * 2)
         let digits = Array("0123456789abcdef".utf8)
         var bytes = [UInt8]()
-        bytes.reserveCapacity(count * 2)
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0f)])
+        bytes.reserveCapacity(2 + count * 2)
+        bytes += "\\x".utf8
+        withUnsafeBytes { raw in
+            for byte in raw {
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0x0f)])
+            }
         }
-        text += String(decoding: bytes, as: UTF8.self)
-        return text
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public init(postgresText: String) throws {
