@@ -40,6 +40,8 @@ import Testing
         (["--store", "apple", "--notifications", "40"], "--store-latency-ms L is required"),
         (["--store", "apple", "--notifications", "1000", "--store-latency-ms", "0", "--subscriptions", "4"],
          "--subscriptions (at least N/200, at most N) must be an integer in 5...1000"),
+        (["--store", "apple", "--notifications", "40", "--store-latency-ms", "0", "--rate", "0"],
+         "--rate must be an integer in 1...1000000"),
     ])
     func badArgumentsExitTwoWithAReason(arguments: [String], message: String) async throws {
         let result = try await ChildProcess.run("storesync", ["bench", "pipeline"] + arguments,

@@ -13,7 +13,7 @@ struct BenchCommand: Command {
                storesync bench verify [--seconds S]
                storesync bench ingest [--requests N] [--connections C]
                storesync bench pipeline --store apple --notifications N --store-latency-ms L [--concurrency C]
-                                        [--subscriptions S]
+                                        [--subscriptions S] [--rate R]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -30,9 +30,10 @@ struct BenchCommand: Command {
                 physical limit) run right after it.
         pipeline  The Apple path end to end in this one process: the local App Store simulator (each of its
                 API answers delayed L ms, Apple's rate limits lifted) posts N signed notifications — S
-                subscriptions (default N/4) bought, then renewed, 64 scenario calls at a time — to the webhook
-                endpoint on a free loopback port, and a worker with C slots (default 256) and the production
-                handlers re-fetches and mirrors them (its store client may hold C requests at once). Seeding (account, connection, mapped product, customers
+                subscriptions (default N/4) bought, then renewed; 64 scenario calls at a time, or R per
+                second with --rate — to the webhook endpoint on a free loopback port, and a worker with C
+                slots (default 256; its store client may hold C requests at once) and the production
+                handlers re-fetches and mirrors them. Seeding (account, connection, mapped product, customers
                 with tokens) is not measured. Prints notifications_per_sec (first accepted webhook to last
                 committed outcome), p50/p99 latency from receipt to committed mirror, store calls per
                 notification, peak RSS, dead letters and invoices; exits 1 unless all N were mirrored with no

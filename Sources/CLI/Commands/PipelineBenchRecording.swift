@@ -138,3 +138,22 @@ final class LineageTicket: Sendable {
 
     func take() -> Int { counter.add(1, ordering: .relaxed).oldValue }
 }
+
+/// Spaces the senders' scenario calls `1/rate` apart on one schedule from `start`, so a paced run offers a
+/// steady load however many senders share it.
+final class Pacer: Sendable {
+    private let next = Atomic<Int>(0)
+    private let start: ContinuousClock.Instant
+    private let interval: Duration
+
+    init(rate: Int, start: ContinuousClock.Instant) {
+        self.start = start
+        interval = .seconds(1) / rate
+    }
+
+    /// Waits for the next free slot on the schedule (at once when the schedule is behind).
+    func wait() async {
+        let slot = next.add(1, ordering: .relaxed).oldValue
+        try? await Task.sleep(until: start + interval * slot, clock: .continuous)
+    }
+}

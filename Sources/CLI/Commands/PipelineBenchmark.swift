@@ -23,6 +23,9 @@ enum PipelineBenchmark {
         var storeLatency: Duration
         var concurrency: Int
         var subscriptions: Int
+        /// Notifications offered per second; nil sends as fast as ingest takes them. Latency means little at
+        /// saturation (it is mostly time in the queue), so a paced run shows it below.
+        var rate: Int?
         /// Scenario calls in flight at once: enough to keep ingest busy.
         var senders = 64
     }
@@ -78,9 +81,10 @@ enum PipelineBenchmark {
         let subscriptions = try Parse.int(try arguments.option("--subscriptions") ?? String(max(fewest, notifications / 4)),
                                           "--subscriptions (at least N/\(maxNotificationsPerSubscription), at most N)",
                                           range: fewest...notifications)
+        let rate = try arguments.option("--rate").map { try Parse.int($0, "--rate", range: 1...1_000_000) }
         try arguments.finish()
         return Settings(notifications: notifications, storeLatency: .milliseconds(storeLatency), concurrency: concurrency,
-                        subscriptions: subscriptions)
+                        subscriptions: subscriptions, rate: rate)
     }
 
     /// Starts ingest, the simulator and the worker, seeds, sends, waits for every accepted notification to
@@ -267,6 +271,7 @@ enum PipelineBenchmark {
         let plan = plan(notifications: settings.notifications, subscriptions: settings.subscriptions)
         let senders = min(settings.senders, plan.count)
         let started = ContinuousClock.now
+        let pacer = settings.rate.map { Pacer(rate: $0, start: started) }
         var sent = await withTaskGroup(of: SentNotifications.self) { group in
             for sender in 0..<senders {
                 group.addTask {
@@ -275,6 +280,7 @@ enum PipelineBenchmark {
                     var lineages: [Int: String] = [:]
                     for round in 0..<(plan.first ?? 0) {
                         for subscription in owned where round < plan[subscription] {
+                            await pacer?.wait()
                             do {
                                 if let lineage = lineages[subscription] {
                                     sent.record(try await simulator.renew(lineage).notification)
@@ -348,6 +354,7 @@ enum PipelineBenchmark {
             ("peak_rss_mib", peakRSS), ("process_cpu_s", .double(round2(run.cpu.seconds))),
             ("store_latency_ms", .int(Int(settings.storeLatency.milliseconds))), ("concurrency", .int(settings.concurrency)),
             ("subscriptions", .int(settings.subscriptions)), ("senders", .int(settings.senders)),
+            ("offered_rate", settings.rate.map { .int($0) } ?? .null),
             ("worker_db_pool", .int(pool.configuration.poolSize)),
             ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
         ])
