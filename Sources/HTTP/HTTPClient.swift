@@ -4,9 +4,9 @@ import CCurl
 ///
 /// All transfers of one client run on one dedicated thread (`CurlMultiThread`); `send` only suspends on a
 /// continuation, so any number of requests can be in flight without occupying Swift's cooperative pool.
-/// Connections are kept alive and reused per host; at most 32 requests per host run at once (HTTP/2
-/// multiplexes them when the server offers it over TLS), later ones wait their turn. TLS verification is
-/// always on. Redirects are not followed.
+/// Connections are kept alive and reused per host; at most `maxRequestsPerHost` (default 32) requests per host
+/// run at once (HTTP/2 multiplexes them when the server offers it over TLS), later ones wait their turn. TLS
+/// verification is always on. Redirects are not followed.
 public final class HTTPClient: Sendable {
     private let configuration: HTTPClientConfiguration
     private let loop: CurlMultiThread
@@ -18,15 +18,12 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError(.other, "curl_global_init failed: \(reason)")
         }
         self.configuration = configuration
-        loop = try CurlMultiThread(maxHostConnections: Self.maxRequestsPerHost)
+        loop = try CurlMultiThread(maxHostConnections: max(1, configuration.maxRequestsPerHost))
     }
 
     deinit {
         loop.requestShutdown()
     }
-
-    /// Enough parallelism for a store API, few enough that one slow host cannot take every socket.
-    private static let maxRequestsPerHost = 32
 
     /// libcurl's process-wide initialisation, exactly once (a `static let` is initialised once, thread-safely),
     /// before any handle exists.

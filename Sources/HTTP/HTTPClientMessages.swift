@@ -19,6 +19,10 @@ public struct HTTPClientConfiguration: Sendable {
     public var maxResponseBytes: Int = 1 << 20
     /// Identifies us in the stores' logs, which helps when asking their support about a request.
     public var userAgent: String = "storesync"
+    /// Requests to one host running at once (more wait their turn): enough parallelism for a store API, few
+    /// enough that one slow host cannot take every socket. With a slow answer this caps throughput at
+    /// `maxRequestsPerHost / latency`; a benchmark against a local simulator with injected latency raises it.
+    public var maxRequestsPerHost: Int = 32
 
     public init() {}
 }

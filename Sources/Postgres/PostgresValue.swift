@@ -61,18 +61,20 @@ extension Bool: PostgresEncodable, PostgresDecodable {
 
 /// `bytea`, exchanged in PostgreSQL's hex format (`\x0a1b…`).
 extension Data: PostgresEncodable, PostgresDecodable {
+    /// Reads the bytes through one buffer: ingest stores every webhook body this way, and `Data`'s iterator
+    /// cost more than the hex digits themselves.
     public var postgresText: String? {
-        var text = "\\x"
-        text.reserveCapacity(2 + count * 2)
         let digits = Array("0123456789abcdef".utf8)
         var bytes = [UInt8]()
-        bytes.reserveCapacity(count * 2)
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0f)])
+        bytes.reserveCapacity(2 + count * 2)
+        bytes += "\\x".utf8
+        withUnsafeBytes { raw in
+            for byte in raw {
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0x0f)])
+            }
         }
-        text += String(decoding: bytes, as: UTF8.self)
-        return text
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public init(postgresText: String) throws {
@@ -195,22 +197,27 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
     public let elements: [Element]
     public init(_ elements: [Element]) { self.elements = elements }
 
+    /// Built as UTF-8 bytes: ingest sends whole webhook bodies (kilobytes each) this way, and appending them
+    /// one Unicode scalar at a time took 13 % of `bench pipeline`'s CPU. Escaping bytewise is exact because the
+    /// two bytes escaped, `"` and `\`, never occur inside a multi-byte UTF-8 sequence.
     public var postgresText: String? {
-        var text = "{"
+        var text: [UInt8] = [UInt8(ascii: "{")]
         for (i, element) in elements.enumerated() {
-            if i > 0 { text += "," }
+            if i > 0 { text.append(UInt8(ascii: ",")) }
             guard let value = element.postgresText else {
-                text += "NULL"
+                text += "NULL".utf8
                 continue
             }
-            text += "\""
-            for ch in value.unicodeScalars {
-                if ch == "\"" || ch == "\\" { text += "\\" }
-                text.unicodeScalars.append(ch)
+            text.reserveCapacity(text.count + value.utf8.count + 3)
+            text.append(UInt8(ascii: "\""))
+            for byte in value.utf8 {
+                if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { text.append(UInt8(ascii: "\\")) }
+                text.append(byte)
             }
-            text += "\""
+            text.append(UInt8(ascii: "\""))
         }
-        return text + "}"
+        text.append(UInt8(ascii: "}"))
+        return String(decoding: text, as: UTF8.self)
     }
 }
 

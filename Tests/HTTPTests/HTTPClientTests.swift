@@ -28,6 +28,26 @@ import Testing
         await server.stop(grace: .seconds(1))
     }
 
+    @Test func theConfiguredPerHostCapHolds() async throws {
+        let (server, base, gate, entered) = try startHoldingServer("/held", answer: "released")
+        var configuration = HTTPClientConfiguration()
+        configuration.maxRequestsPerHost = 40
+        let client = try HTTPClient(configuration: configuration)
+        defer { gate.open() }
+
+        let held = (0..<41).map { _ in Task { try await client.send(get("\(base)/held", timeout: .seconds(30))) } }
+        try await eventually("40 requests to hold every connection slot") { entered.value == 40 }
+        let code = await clientErrorCode { try await client.send(get("\(base)/held", timeout: .milliseconds(300))) }
+        #expect(code == .timeout)
+        #expect(entered.value == 40)
+
+        gate.open()
+        for task in held { #expect(try await task.value.status == 200) }
+        #expect(server.connectionsAccepted == 40)
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
     @Test func requestsBeyondThePerHostCapWaitTheirTurnWithinTheirTimeout() async throws {
         let (server, base, gate, entered) = try startHoldingServer("/held", answer: "released")
         let client = try HTTPClient()

@@ -12,6 +12,8 @@ struct BenchCommand: Command {
         usage: storesync bench queue --jobs N [--slots S] [--flushers F] [--repeat R]
                storesync bench verify [--seconds S]
                storesync bench ingest [--requests N] [--connections C]
+               storesync bench pipeline --store apple --notifications N --store-latency-ms L [--concurrency C]
+                                        [--subscriptions S] [--rate R]
                storesync bench resync --purchases N [--store apple|google|both] [--concurrency C]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
@@ -27,6 +29,16 @@ struct BenchCommand: Command {
                 accepted requests per second and p50/p99 latency to a committed job. Needs a migrated,
                 throwaway database (the jobs stay). Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
                 physical limit) run right after it.
+        pipeline  The Apple path end to end in this one process: the local App Store simulator (each of its
+                API answers delayed L ms, Apple's rate limits lifted) posts N signed notifications — S
+                subscriptions (default N/4) bought, then renewed; 64 scenario calls at a time, or R per
+                second with --rate — to the webhook endpoint on a free loopback port, and a worker with C
+                slots (default 256; its store client may hold C requests at once) and the production
+                handlers re-fetches and mirrors them. Seeding (account, connection, mapped product, customers
+                with tokens) is not measured. Prints notifications_per_sec (first accepted webhook to last
+                committed outcome), p50/p99 latency from receipt to committed mirror, store calls per
+                notification, peak RSS, dead letters and invoices; exits 1 unless all N were mirrored with no
+                dead letter. Needs a migrated, throwaway database (each run adds an account and its mirror).
         resync  Seeds N live purchases in the local store simulators and the database (a throwaway, migrated
                 one), runs the daily resync's fan-out with the rate budget lifted and drains it with C slots
                 (default 128): purchases re-fetched and applied per second for each store, and the projected
@@ -38,9 +50,11 @@ struct BenchCommand: Command {
         case "queue"?: return try await queue(&arguments, environment: environment)
         case "verify"?: return try await VerifyBenchmark.run(&arguments)
         case "ingest"?: return try await IngestBenchmark.run(&arguments, environment: environment)
+        case "pipeline"?: return try await PipelineBenchmark.run(&arguments, environment: environment)
         case "resync"?: return try await ResyncBenchmark.run(&arguments, environment: environment)
-        case let other?: throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, resync")
-        case nil: throw UsageError("say what to benchmark: queue, verify, ingest or resync")
+        case let other?:
+            throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, pipeline, resync")
+        case nil: throw UsageError("say what to benchmark: queue, verify, ingest, pipeline or resync")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// The JSON objects Apple signs, built field by field with Apple's names; absent values are left out, as
 /// Apple leaves them out. Dates are milliseconds since 1970.
@@ -46,13 +47,63 @@ extension SimulatedRenewalInfo {
     }
 }
 
+/// JSON for what the simulator signs and answers. Written here rather than with Foundation's
+/// `JSONSerialization`, which on Linux escapes strings one character at a time and sorts keys with
+/// locale-aware comparisons: with nested JWS strings of kilobytes that was most of the simulator's CPU, and
+/// the simulator shares the machine with the StoreSync it stands in front of in `bench pipeline`.
 enum JSONBody {
-    /// Sorted keys, so equal payloads are equal bytes; slashes unescaped, as Apple writes them.
+    /// Sorted keys, so equal payloads are equal bytes; slashes unescaped, as Apple writes them. Takes what
+    /// the payload builders use: strings, booleans, integers, finite doubles, arrays, string-keyed
+    /// dictionaries, `NSNull` and optionals (nil is `null`).
     static func encode(_ object: Any) throws -> Data {
-        try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        var out: [UInt8] = []
+        out.reserveCapacity(2048)
+        try write(object, to: &out)
+        return Data(out)
     }
 
     static func string(_ object: Any) throws -> String {
         String(decoding: try encode(object), as: UTF8.self)
     }
+
+    private static func write(_ value: Any, to out: inout [UInt8]) throws {
+        switch value {
+        case let string as String: out += JSON.quoted(string).utf8
+        case let bool as Bool: out += (bool ? "true" : "false").utf8
+        case let int as Int: out += String(int).utf8
+        case let int as Int64: out += String(int).utf8
+        case let int as Int32: out += String(int).utf8
+        case let double as Double where double.isFinite: out += String(double).utf8
+        case let array as [Any]:
+            out.append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                try write(element, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case let object as [String: Any]:
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in object.keys.sorted().enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out += JSON.quoted(key).utf8
+                out.append(UInt8(ascii: ":"))
+                try write(object[key]!, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        case is NSNull: out += "null".utf8
+        case let optional as any OptionalJSON:
+            if let wrapped = optional.wrappedJSON { try write(wrapped, to: &out) } else { out += "null".utf8 }
+        default:
+            throw SimulatorError(.invalidArgument, "cannot write a \(type(of: value)) as JSON")
+        }
+    }
+}
+
+/// Lets `JSONBody` see through an optional stored as `Any` (a dictionary literal's `String?` value).
+private protocol OptionalJSON {
+    var wrappedJSON: Any? { get }
+}
+
+extension Optional: OptionalJSON {
+    fileprivate var wrappedJSON: Any? { self.map { $0 as Any } }
 }

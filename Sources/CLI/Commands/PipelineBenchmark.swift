@@ -1,0 +1,379 @@
+import AppStore
+import Crypto
+import Foundation
+import HTTP
+import Ingest
+import Logging
+import Metrics
+import Migrations
+import Mirror
+import Postgres
+import Simulator
+import StoreModel
+import Sync
+import Worker
+
+/// `storesync bench pipeline`: the Apple path end to end in one process — the local App Store posts signed
+/// notifications to the real ingest endpoint, a worker with the production handlers re-fetches every lineage
+/// from the simulator and mirrors it — measured from the first accepted webhook to the last committed mirror.
+/// Seeding (account, connection, product mapping, customers with tokens) comes first and is not measured.
+enum PipelineBenchmark {
+    struct Settings {
+        var notifications: Int
+        var storeLatency: Duration
+        var concurrency: Int
+        var subscriptions: Int
+        /// Notifications offered per second; nil sends as fast as ingest takes them. Latency means little at
+        /// saturation (it is mostly time in the queue), so a paced run shows it below.
+        var rate: Int?
+        /// Scenario calls in flight at once: enough to keep ingest busy.
+        var senders = 64
+    }
+
+    static let bundleID = "com.storesync.bench"
+    static let appAppleID: Int64 = 1_000_000_001
+    static let productID = "pro.monthly"
+    static let keyID = "BENCHKEY01"
+    static let issuerID = "storesync-bench"
+    /// Every renewal moves the simulated clock a 30-day period forward and the simulator's PKI is valid for
+    /// 20 years, so one subscription carries at most this many notifications.
+    static let maxNotificationsPerSubscription = 200
+    /// Apple's 50 requests per second per endpoint, lifted so far (the CLI's cap on a share) that they never
+    /// bind: the benchmark measures StoreSync, not Apple's budget.
+    static let rateLimitShare = 1000.0
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        let settings = try parse(&arguments)
+        let url = try environment.databaseURL()
+        let ingestPool = PostgresPool(PostgresConfiguration(url: url, poolSize: 8, acquireTimeout: .seconds(2),
+                                                            applicationName: "storesync-bench-ingest"))
+        let workerDatabase = try environment.postgres(defaultSize: 6, applicationName: "storesync-bench-work")
+        let workerPool = PostgresPool(workerDatabase)
+        let report: Output.Value
+        let passed: Bool
+        do {
+            try await workerPool.withConnection { try await Migrator().requireCurrent($0) }
+            (report, passed) = try await measure(settings, ingestPool: ingestPool, workerPool: workerPool, listenURL: url)
+        } catch {
+            await ingestPool.close()
+            await workerPool.close()
+            throw error
+        }
+        await ingestPool.close()
+        await workerPool.close()
+        Output.print(report.text)
+        return passed ? 0 : 1
+    }
+
+    private static func parse(_ arguments: inout Arguments) throws -> Settings {
+        guard let store = try arguments.option("--store") else { throw UsageError("--store apple is required") }
+        guard store == "apple" else {
+            throw UsageError("--store must be apple (the only store pipeline so far), not \(store.prefix(20).debugDescription)")
+        }
+        guard let count = try arguments.option("--notifications") else { throw UsageError("--notifications N is required") }
+        let notifications = try Parse.int(count, "--notifications", range: 1...1_000_000)
+        guard let latency = try arguments.option("--store-latency-ms") else {
+            throw UsageError("--store-latency-ms L is required (0 for none)")
+        }
+        let storeLatency = try Parse.int(latency, "--store-latency-ms", range: 0...60_000)
+        let concurrency = try Parse.int(try arguments.option("--concurrency") ?? "256", "--concurrency", range: 1...10_000)
+        let fewest = (notifications + maxNotificationsPerSubscription - 1) / maxNotificationsPerSubscription
+        let subscriptions = try Parse.int(try arguments.option("--subscriptions") ?? String(max(fewest, notifications / 4)),
+                                          "--subscriptions (at least N/\(maxNotificationsPerSubscription), at most N)",
+                                          range: fewest...notifications)
+        let rate = try arguments.option("--rate").map { try Parse.int($0, "--rate", range: 1...1_000_000) }
+        try arguments.finish()
+        return Settings(notifications: notifications, storeLatency: .milliseconds(storeLatency), concurrency: concurrency,
+                        subscriptions: subscriptions, rate: rate)
+    }
+
+    /// Starts ingest, the simulator and the worker, seeds, sends, waits for every accepted notification to
+    /// reach an outcome, stops everything, then reads what landed. Returns the report and whether the run
+    /// was clean (everything mirrored, nothing dead-lettered or left behind).
+    private static func measure(_ settings: Settings, ingestPool: PostgresPool, workerPool: PostgresPool,
+                                listenURL: String) async throws -> (Output.Value, Bool) {
+        let host = "bench-\(UUID().uuidString.lowercased().prefix(13)).pipeline.invalid"
+        let key = try PrivateKey.generate(.ecP256)
+        let recorder = PipelineRecorder(kind: "apple.notification")
+        // The worker starts first so its LISTEN connection is up before the first notification arrives.
+        let run = try await withIngest(pool: ingestPool) { ingestURL in
+            try await withSimulator(key: key, target: NotificationTarget(url: ingestURL, host: host)) { simulator in
+                try await withWorker(settings, pool: workerPool, listenURL: listenURL, recorder: recorder) {
+                    let seeded = try await seed(pool: workerPool, simulator: simulator, key: key, host: host,
+                                                customers: settings.subscriptions)
+                    try simulator.setLatency(settings.storeLatency)
+                    let cpu = processCPUTime()
+                    let sent = await send(simulator, settings: settings, tokens: seeded.tokens)
+                    let settled = await recorder.waitForOutcomes(sent.accepted,
+                                                                 stallTimeout: max(.seconds(120), settings.storeLatency * 4))
+                    let outcomes = recorder.snapshot
+                    return MeasuredRun(seeded: seeded, sent: sent, settled: settled, outcomes: outcomes,
+                                       cpu: processCPUTime() - cpu, storeCalls: simulator.requestCounts)
+                }
+            }
+        }
+        return try await report(run, settings: settings, pool: workerPool)
+    }
+
+    // MARK: Parts, each stopped whatever happens inside
+
+    private static func withIngest<T>(pool: PostgresPool, _ body: (String) async throws -> T) async throws -> T {
+        var router = HTTPRouter()
+        let ingest = IngestService(pool: pool, metrics: MetricsRegistry())
+        ingest.install(into: &router)
+        let commits = Task { await ingest.run() }
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: HTTPServerConfiguration(), router: router)
+        } catch {
+            await ingest.close()
+            await commits.value
+            throw error
+        }
+        func stop() async {
+            await server.stop(grace: .seconds(5))
+            await ingest.close()
+            await commits.value
+        }
+        do {
+            let value = try await body("http://127.0.0.1:\(server.port)/webhook/apple")
+            await stop()
+            return value
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    private static func withSimulator<T>(key: PrivateKey, target: NotificationTarget,
+                                         _ body: (AppStoreSimulator) async throws -> T) async throws -> T {
+        let apiKey = SimulatedAPIKey(keyID: keyID, issuerID: issuerID, publicKey: key.publicKey)
+        var configuration = SimulatorConfiguration(apps: [
+            SimulatedApp(bundleID: bundleID, appAppleID: appAppleID, environment: .production, apiKey: apiKey),
+        ])
+        configuration.notificationTarget = target
+        let simulator = try AppStoreSimulator(configuration: configuration)
+        do {
+            let value = try await body(simulator)
+            await simulator.stop()
+            return value
+        } catch {
+            await simulator.stop()
+            throw error
+        }
+    }
+
+    private static func withWorker<T>(_ settings: Settings, pool: PostgresPool, listenURL: String,
+                                      recorder: PipelineRecorder, _ body: () async throws -> T) async throws -> T {
+        // Each job calls the store one request at a time, so C requests per host never wait behind the
+        // client's default cap of 32, which at L ms per answer alone would hold the run to 16 000 / L
+        // notifications per second.
+        var client = HTTPClientConfiguration()
+        client.maxRequestsPerHost = max(client.maxRequestsPerHost, settings.concurrency)
+        let http = try HTTPClient(configuration: client)
+        var registry = HandlerRegistry()
+        var sync = SyncHandlers.Configuration()
+        sync.rateLimitShare = rateLimitShare
+        SyncHandlers.register(into: &registry, http: http, configuration: sync)
+        var configuration = WorkerConfiguration()
+        configuration.concurrency = settings.concurrency
+        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: listenURL,
+                            observer: recorder)
+        let running = Task { await worker.run() }
+        func stop() async {
+            worker.stop()
+            await running.value
+            await http.shutdown()
+        }
+        do {
+            let value = try await body()
+            await stop()
+            return value
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
+    // MARK: Seeding (not measured)
+
+    struct Seeded {
+        let accountID: Int64
+        let connectionID: Int64
+        /// One issued account token per subscription, so every purchase links to a customer.
+        let tokens: [UUID]
+    }
+
+    private static func seed(pool: PostgresPool, simulator: AppStoreSimulator, key: PrivateKey, host: String,
+                             customers: Int) async throws -> Seeded {
+        let keyPEM = try key.pem()
+        let (baseURL, rootPEM) = (simulator.baseURL, simulator.rootCertificate.pem)
+        let (accountID, connectionID) = try await pool.transaction { db -> (Int64, Int64) in
+            let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
+            var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
+                                            environment: .production)
+            new.appAppleID = appAppleID
+            new.requireIssuedTokens = true
+            new.apiKeyID = keyID
+            new.apiIssuerID = issuerID
+            new.apiPrivateKeyPEM = keyPEM
+            new.apiBaseURL = baseURL
+            new.trustedRootsPEM = rootPEM
+            let connection = try Catalog.addConnection(new, on: db)
+            let price = try Catalog.addPlanPrice(accountID: accountID, planCode: "pro", priceCode: productID,
+                                                 amount: Money(minorUnits: 999, currency: "USD"), entitlements: ["pro"], on: db)
+            try Catalog.mapProduct(connectionID: connection.id, productID: productID, planPriceID: price, on: db)
+            return (accountID, connection.id)
+        }
+        var tokens: [UUID] = []
+        tokens.reserveCapacity(customers)
+        while tokens.count < customers {
+            let batch = min(500, customers - tokens.count)
+            tokens += try await pool.transaction { db in
+                try (0..<batch).map { _ in
+                    let customerID = try Catalog.addCustomer(accountID: accountID, on: db)
+                    let issued = try AccountTokens.issue(customerID: customerID, sha256: { Digest.sha256($0) }, on: db)
+                    guard let token = UUID(uuidString: issued.token) else {
+                        throw SetupError(.mismatch, "account token \(issued.token.prefix(40)) is not a UUID")
+                    }
+                    return token
+                }
+            }
+        }
+        return Seeded(accountID: accountID, connectionID: connectionID, tokens: tokens)
+    }
+
+    // MARK: Measured run
+
+    struct MeasuredRun {
+        let seeded: Seeded
+        let sent: SentNotifications
+        /// False when the worker stopped making progress before every accepted notification had an outcome.
+        let settled: Bool
+        let outcomes: PipelineRecorder.Snapshot
+        let cpu: Duration
+        let storeCalls: [SimulatorEndpoint: Int]
+    }
+
+    /// Subscription `i` gets `plan[i]` notifications: its purchase, then renewals; the first ones get the
+    /// most.
+    static func plan(notifications: Int, subscriptions: Int) -> [Int] {
+        (0..<subscriptions).map { notifications / subscriptions + ($0 < notifications % subscriptions ? 1 : 0) }
+    }
+
+    /// Sends every notification through the simulator; each scenario call returns once ingest has answered.
+    ///
+    /// Sender `k` owns subscriptions `k`, `k + senders`, … and goes round by round — every purchase, then
+    /// every first renewal, … — so each lineage's calls stay in order while consecutive notifications of one
+    /// lineage are about S notifications apart in the stream, as with real traffic (Apple never sends one
+    /// subscription's renewals back to back).
+    private static func send(_ simulator: AppStoreSimulator, settings: Settings, tokens: [UUID]) async -> SentNotifications {
+        let plan = plan(notifications: settings.notifications, subscriptions: settings.subscriptions)
+        let senders = min(settings.senders, plan.count)
+        let started = ContinuousClock.now
+        let pacer = settings.rate.map { Pacer(rate: $0, start: started) }
+        var sent = await withTaskGroup(of: SentNotifications.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    var sent = SentNotifications()
+                    let owned = Array(stride(from: sender, to: plan.count, by: senders))
+                    var lineages: [Int: String] = [:]
+                    for round in 0..<(plan.first ?? 0) {
+                        for subscription in owned where round < plan[subscription] {
+                            await pacer?.wait()
+                            do {
+                                if let lineage = lineages[subscription] {
+                                    sent.record(try await simulator.renew(lineage).notification)
+                                } else if round == 0 {
+                                    let bought = try await simulator.subscribe(productId: productID, price: 9_990,
+                                                                               currency: "USD",
+                                                                               appAccountToken: tokens[subscription])
+                                    lineages[subscription] = bought.originalTransactionId
+                                    sent.record(bought.notification)
+                                }
+                            } catch {
+                                sent.fail("scenario: \(error)")
+                            }
+                        }
+                    }
+                    return sent
+                }
+            }
+            return await group.reduce(into: SentNotifications()) { $0.merge($1) }
+        }
+        sent.started = started
+        return sent
+    }
+
+    // MARK: Report
+
+    private static func report(_ run: MeasuredRun, settings: Settings, pool: PostgresPool) async throws -> (Output.Value, Bool) {
+        let uuids = "[" + run.sent.uuids.map(JSON.quoted).joined(separator: ",") + "]"
+        let receipts = try await pool.query("""
+            SELECT count(*), count(*) FILTER (WHERE outcome = 'mirrored'),
+                   coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),
+                   coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0), coalesce(max(ms), 0)
+            FROM (SELECT outcome, extract(epoch FROM processed_at - received_at)::float8 * 1000 AS ms
+                  FROM notification_receipts
+                  WHERE store = 'apple' AND message_id IN (SELECT jsonb_array_elements_text($1::jsonb))) r
+            """, [uuids])[0]
+        let account = String(run.seeded.accountID)
+        let deadLetters = try await pool.query("SELECT count(*) FROM dead_letters WHERE payload->>'account_id' = $1",
+                                               [account])[0].decode(0, as: Int.self)
+        let left = try await pool.query("SELECT count(*) FROM jobs WHERE payload->>'account_id' = $1",
+                                        [account])[0].decode(0, as: Int.self)
+        let invoices = try await pool.query("""
+            SELECT count(*) FROM invoices i JOIN store_purchases p ON p.id = i.purchase_id WHERE p.connection_id = $1
+            """, [run.seeded.connectionID])[0].decode(0, as: Int.self)
+        let mirrored = try receipts.decode(1, as: Int.self)
+
+        let accepted = run.sent.accepted
+        let wall = run.outcomes.lastOutcome.flatMap { last in run.sent.firstAccepted.map { last - $0 } } ?? .zero
+        let sending = run.sent.lastAccepted.map { $0 - run.sent.started } ?? .zero
+        let storeCalls = run.storeCalls.values.reduce(0, +)
+        func rate(_ count: Int, _ span: Duration) -> Double { span > .zero ? (Double(count) / span.seconds).rounded() : 0 }
+        func round2(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+        let peakRSS = peakResidentKiB().map { Output.Value.double(round2(Double($0) / 1024)) } ?? .null
+        let passed = run.settled && run.sent.refused == 0 && mirrored == settings.notifications && deadLetters == 0 && left == 0
+        let value = Output.Value.object([
+            ("benchmark", .string("pipeline")), ("store", .string("apple")),
+            ("notifications", .int(settings.notifications)), ("accepted", .int(accepted)),
+            ("refused", .int(run.sent.refused)), ("mirrored", .int(mirrored)),
+            ("notifications_per_sec", .double(rate(run.outcomes.finished, wall))), ("wall_s", .double(round2(wall.seconds))),
+            ("latency_ms", .object([
+                ("p50", .double(round2(try receipts.decode(2)))), ("p99", .double(round2(try receipts.decode(3)))),
+                ("max", .double(round2(try receipts.decode(4)))),
+            ])),
+            ("ingest_accepted_per_sec", .double(rate(accepted, sending))),
+            ("store_calls_per_notification", .double(accepted > 0 ? round2(Double(storeCalls) / Double(accepted)) : 0)),
+            ("store_calls", .object(run.storeCalls.sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { ($0.key.rawValue, .int($0.value)) })),
+            ("dead_letters", .int(deadLetters)), ("retries", .int(run.outcomes.retried)), ("left_in_queue", .int(left)),
+            ("invoices", .int(invoices)), ("settled", .bool(run.settled)),
+            ("first_error", run.sent.firstError.map { .string(String($0.prefix(300))) } ?? .null),
+            ("peak_rss_mib", peakRSS), ("process_cpu_s", .double(round2(run.cpu.seconds))),
+            ("store_latency_ms", .int(Int(settings.storeLatency.milliseconds))), ("concurrency", .int(settings.concurrency)),
+            ("subscriptions", .int(settings.subscriptions)), ("senders", .int(settings.senders)),
+            ("offered_rate", settings.rate.map { .int($0) } ?? .null),
+            ("worker_db_pool", .int(pool.configuration.poolSize)),
+            ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
+        ])
+        return (value, passed)
+    }
+
+    /// The process's peak resident set (`VmHWM`), seeding and simulator included; nil off Linux.
+    private static func peakResidentKiB() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return line.dropFirst("VmHWM:".count).split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
+        }
+        return nil
+    }
+
+    /// CPU time used by every thread of the process so far.
+    private static func processCPUTime() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
+}
