@@ -32,6 +32,12 @@ import Testing
             let lineage = try await lineage(pipeline, token: token)
             #expect(try await pipeline.invoices(lineage).count == 2)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'drift'") == 1)
+            // An expiry nobody was told about, the next day.
+            try await play.cancel(token, silent: true)
+            try await play.expire(token, silent: true)
+            try await run(pipeline, "sync.daily", #"{"schedule":"daily-sync","period":"2026-11-30"}"#)
+            #expect(try await pipeline.subscription(lineage)?.state == "expired")
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'drift'") == 2)
         }
     }
 
