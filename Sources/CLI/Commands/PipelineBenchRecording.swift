@@ -1,6 +1,5 @@
 import Foundation
 import Queue
-import Simulator
 import Synchronization
 import Worker
 
@@ -15,6 +14,8 @@ final class PipelineRecorder: WorkerObserver {
         /// comes back after its lease).
         var retried = 0
         var lastOutcome: ContinuousClock.Instant?
+        /// Completions of other kinds (the follow-ups notifications queue), by kind.
+        var otherCompleted: [String: Int] = [:]
     }
 
     private struct State {
@@ -41,7 +42,10 @@ final class PipelineRecorder: WorkerObserver {
     var snapshot: Snapshot { state.withLock { $0.snapshot } }
 
     func jobFinished(kind: String, report: FinishReport?, sinceLease: Duration) {
-        guard kind == self.kind else { return }
+        guard kind == self.kind else {
+            if case .completed? = report { state.withLock { $0.snapshot.otherCompleted[kind, default: 0] += 1 } }
+            return
+        }
         let now = ContinuousClock.now
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             state.lastProgress = now
@@ -99,20 +103,20 @@ struct SentNotifications: Sendable {
     /// Scenario calls whose notification did not get a 200, or that failed outright.
     var refused = 0
     var firstError: String?
-    var uuids: [String] = []
+    /// The accepted notifications' receipt ids (`notification_receipts.message_id`).
+    var messageIDs: [String] = []
     var started = ContinuousClock.now
     var firstAccepted: ContinuousClock.Instant?
     var lastAccepted: ContinuousClock.Instant?
 
-    mutating func record(_ notification: NotificationRecord?) {
+    mutating func record(_ delivery: PipelineDelivery) {
         let now = ContinuousClock.now
-        guard let notification, notification.delivery.httpStatus == 200 else {
-            let delivery = notification?.delivery
-            fail("notification answered \(delivery?.httpStatus.map(String.init) ?? delivery?.error ?? "nothing")")
+        guard delivery.httpStatus == 200 else {
+            fail("notification answered \(delivery.httpStatus.map(String.init) ?? delivery.error ?? "nothing")")
             return
         }
         accepted += 1
-        uuids.append(notification.notificationUUID)
+        messageIDs.append(delivery.messageID)
         firstAccepted = min(firstAccepted ?? now, now)
         lastAccepted = max(lastAccepted ?? now, now)
     }
@@ -126,7 +130,7 @@ struct SentNotifications: Sendable {
         accepted += other.accepted
         refused += other.refused
         firstError = firstError ?? other.firstError
-        uuids += other.uuids
+        messageIDs += other.messageIDs
         firstAccepted = [firstAccepted, other.firstAccepted].compactMap { $0 }.min()
         lastAccepted = [lastAccepted, other.lastAccepted].compactMap { $0 }.max()
     }

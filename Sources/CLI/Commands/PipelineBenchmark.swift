@@ -1,4 +1,3 @@
-import AppStore
 import Crypto
 import Foundation
 import HTTP
@@ -8,17 +7,18 @@ import Metrics
 import Migrations
 import Mirror
 import Postgres
-import Simulator
 import StoreModel
 import Sync
 import Worker
 
-/// `storesync bench pipeline`: the Apple path end to end in one process — the local App Store posts signed
+/// `storesync bench pipeline`: one store's path end to end in one process — its local simulator posts
 /// notifications to the real ingest endpoint, a worker with the production handlers re-fetches every lineage
 /// from the simulator and mirrors it — measured from the first accepted webhook to the last committed mirror.
 /// Seeding (account, connection, product mapping, customers with tokens) comes first and is not measured.
+/// What differs between the stores sits behind `PipelineBenchStore`; measuring and reporting are shared.
 enum PipelineBenchmark {
     struct Settings {
+        var store: any PipelineBenchStore.Type
         var notifications: Int
         var storeLatency: Duration
         var concurrency: Int
@@ -30,16 +30,14 @@ enum PipelineBenchmark {
         var senders = 64
     }
 
-    static let bundleID = "com.storesync.bench"
-    static let appAppleID: Int64 = 1_000_000_001
+    static let stores: [any PipelineBenchStore.Type] = [ApplePipelineBenchStore.self, GooglePipelineBenchStore.self]
     static let productID = "pro.monthly"
-    static let keyID = "BENCHKEY01"
-    static let issuerID = "storesync-bench"
-    /// Every renewal moves the simulated clock a 30-day period forward and the simulator's PKI is valid for
-    /// 20 years, so one subscription carries at most this many notifications.
+    /// Every App Store renewal moves the simulated clock a 30-day period forward and the simulator's PKI is
+    /// valid for 20 years, so one subscription carries at most this many notifications (the same for both
+    /// stores, so their runs compare).
     static let maxNotificationsPerSubscription = 200
-    /// Apple's 50 requests per second per endpoint, lifted so far (the CLI's cap on a share) that they never
-    /// bind: the benchmark measures StoreSync, not Apple's budget.
+    /// The stores' published rate limits, lifted so far (the CLI's cap on a share) that they never bind: the
+    /// benchmark measures StoreSync, not the stores' budgets.
     static let rateLimitShare = 1000.0
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -66,9 +64,10 @@ enum PipelineBenchmark {
     }
 
     private static func parse(_ arguments: inout Arguments) throws -> Settings {
-        guard let store = try arguments.option("--store") else { throw UsageError("--store apple is required") }
-        guard store == "apple" else {
-            throw UsageError("--store must be apple (the only store pipeline so far), not \(store.prefix(20).debugDescription)")
+        let names = stores.map { $0.name }.joined(separator: "|")
+        guard let name = try arguments.option("--store") else { throw UsageError("--store \(names) is required") }
+        guard let store = stores.first(where: { $0.name == name }) else {
+            throw UsageError("--store must be \(names), not \(name.prefix(20).debugDescription)")
         }
         guard let count = try arguments.option("--notifications") else { throw UsageError("--notifications N is required") }
         let notifications = try Parse.int(count, "--notifications", range: 1...1_000_000)
@@ -83,32 +82,36 @@ enum PipelineBenchmark {
                                           range: fewest...notifications)
         let rate = try arguments.option("--rate").map { try Parse.int($0, "--rate", range: 1...1_000_000) }
         try arguments.finish()
-        return Settings(notifications: notifications, storeLatency: .milliseconds(storeLatency), concurrency: concurrency,
-                        subscriptions: subscriptions, rate: rate)
+        return Settings(store: store, notifications: notifications, storeLatency: .milliseconds(storeLatency),
+                        concurrency: concurrency, subscriptions: subscriptions, rate: rate)
     }
 
     /// Starts ingest, the simulator and the worker, seeds, sends, waits for every accepted notification to
-    /// reach an outcome, stops everything, then reads what landed. Returns the report and whether the run
-    /// was clean (everything mirrored, nothing dead-lettered or left behind).
+    /// reach an outcome (and for the jobs they queued, such as Google acknowledgements), stops everything,
+    /// then reads what landed. Returns the report and whether the run was clean (everything mirrored, nothing
+    /// dead-lettered or left behind).
     private static func measure(_ settings: Settings, ingestPool: PostgresPool, workerPool: PostgresPool,
                                 listenURL: String) async throws -> (Output.Value, Bool) {
         let host = "bench-\(UUID().uuidString.lowercased().prefix(13)).pipeline.invalid"
-        let key = try PrivateKey.generate(.ecP256)
-        let recorder = PipelineRecorder(kind: "apple.notification")
+        let recorder = PipelineRecorder(kind: settings.store.notificationKind)
+        let stallTimeout = max(Duration.seconds(120), settings.storeLatency * 4)
         // The worker starts first so its LISTEN connection is up before the first notification arrives.
         let run = try await withIngest(pool: ingestPool) { ingestURL in
-            try await withSimulator(key: key, target: NotificationTarget(url: ingestURL, host: host)) { simulator in
+            try await withStore(settings.store, webhookURL: ingestURL + settings.store.webhookPath, host: host) { store in
                 try await withWorker(settings, pool: workerPool, listenURL: listenURL, recorder: recorder) {
-                    let seeded = try await seed(pool: workerPool, simulator: simulator, key: key, host: host,
-                                                customers: settings.subscriptions)
-                    try simulator.setLatency(settings.storeLatency)
+                    let seeded = try await seed(pool: workerPool, store: store, host: host, customers: settings.subscriptions)
+                    try store.setLatency(settings.storeLatency)
                     let cpu = processCPUTime()
-                    let sent = await send(simulator, settings: settings, tokens: seeded.tokens)
-                    let settled = await recorder.waitForOutcomes(sent.accepted,
-                                                                 stallTimeout: max(.seconds(120), settings.storeLatency * 4))
+                    let sent = await send(store, settings: settings, tokens: seeded.tokens)
+                    let settled = await recorder.waitForOutcomes(sent.accepted, stallTimeout: stallTimeout)
                     let outcomes = recorder.snapshot
-                    return MeasuredRun(seeded: seeded, sent: sent, settled: settled, outcomes: outcomes,
-                                       cpu: processCPUTime() - cpu, storeCalls: simulator.requestCounts)
+                    let cpuTime = processCPUTime() - cpu
+                    let drained = settled
+                        ? try await waitForFollowUps(seeded, pool: workerPool, recorder: recorder, stallTimeout: stallTimeout)
+                        : false
+                    return MeasuredRun(seeded: seeded, sent: sent, settled: settled && drained, outcomes: outcomes,
+                                       followUps: recorder.snapshot.otherCompleted, cpu: cpuTime,
+                                       storeCalls: store.requestCounts)
                 }
             }
         }
@@ -136,7 +139,7 @@ enum PipelineBenchmark {
             await commits.value
         }
         do {
-            let value = try await body("http://127.0.0.1:\(server.port)/webhook/apple")
+            let value = try await body("http://127.0.0.1:\(server.port)")
             await stop()
             return value
         } catch {
@@ -145,20 +148,15 @@ enum PipelineBenchmark {
         }
     }
 
-    private static func withSimulator<T>(key: PrivateKey, target: NotificationTarget,
-                                         _ body: (AppStoreSimulator) async throws -> T) async throws -> T {
-        let apiKey = SimulatedAPIKey(keyID: keyID, issuerID: issuerID, publicKey: key.publicKey)
-        var configuration = SimulatorConfiguration(apps: [
-            SimulatedApp(bundleID: bundleID, appAppleID: appAppleID, environment: .production, apiKey: apiKey),
-        ])
-        configuration.notificationTarget = target
-        let simulator = try AppStoreSimulator(configuration: configuration)
+    private static func withStore<T>(_ type: any PipelineBenchStore.Type, webhookURL: String, host: String,
+                                     _ body: (any PipelineBenchStore) async throws -> T) async throws -> T {
+        let store = try await type.start(webhookURL: webhookURL, host: host)
         do {
-            let value = try await body(simulator)
-            await simulator.stop()
+            let value = try await body(store)
+            await store.stop()
             return value
         } catch {
-            await simulator.stop()
+            await store.stop()
             throw error
         }
     }
@@ -202,27 +200,20 @@ enum PipelineBenchmark {
         let connectionID: Int64
         /// One issued account token per subscription, so every purchase links to a customer.
         let tokens: [UUID]
+
+        /// The parameters of `runsJobs`.
+        var jobKeys: [any PostgresEncodable] { [String(accountID), String(connectionID)] }
     }
 
-    private static func seed(pool: PostgresPool, simulator: AppStoreSimulator, key: PrivateKey, host: String,
+    private static func seed(pool: PostgresPool, store: any PipelineBenchStore, host: String,
                              customers: Int) async throws -> Seeded {
-        let keyPEM = try key.pem()
-        let (baseURL, rootPEM) = (simulator.baseURL, simulator.rootCertificate.pem)
         let (accountID, connectionID) = try await pool.transaction { db -> (Int64, Int64) in
             let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
-            var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
-                                            environment: .production)
-            new.appAppleID = appAppleID
-            new.requireIssuedTokens = true
-            new.apiKeyID = keyID
-            new.apiIssuerID = issuerID
-            new.apiPrivateKeyPEM = keyPEM
-            new.apiBaseURL = baseURL
-            new.trustedRootsPEM = rootPEM
-            let connection = try Catalog.addConnection(new, on: db)
+            let connection = try Catalog.addConnection(try store.connection(accountID: accountID), on: db)
             let price = try Catalog.addPlanPrice(accountID: accountID, planCode: "pro", priceCode: productID,
                                                  amount: Money(minorUnits: 999, currency: "USD"), entitlements: ["pro"], on: db)
-            try Catalog.mapProduct(connectionID: connection.id, productID: productID, planPriceID: price, on: db)
+            try Catalog.mapProduct(connectionID: connection.id, productID: productID, basePlanID: store.basePlanID,
+                                   planPriceID: price, on: db)
             return (accountID, connection.id)
         }
         var tokens: [UUID] = []
@@ -251,8 +242,10 @@ enum PipelineBenchmark {
         /// False when the worker stopped making progress before every accepted notification had an outcome.
         let settled: Bool
         let outcomes: PipelineRecorder.Snapshot
+        /// Jobs of other kinds the notifications queued (Google's acknowledgements), completed, by kind.
+        let followUps: [String: Int]
         let cpu: Duration
-        let storeCalls: [SimulatorEndpoint: Int]
+        let storeCalls: [String: Int]
     }
 
     /// Subscription `i` gets `plan[i]` notifications: its purchase, then renewals; the first ones get the
@@ -267,7 +260,7 @@ enum PipelineBenchmark {
     /// every first renewal, … — so each lineage's calls stay in order while consecutive notifications of one
     /// lineage are about S notifications apart in the stream, as with real traffic (Apple never sends one
     /// subscription's renewals back to back).
-    private static func send(_ simulator: AppStoreSimulator, settings: Settings, tokens: [UUID]) async -> SentNotifications {
+    private static func send(_ store: any PipelineBenchStore, settings: Settings, tokens: [UUID]) async -> SentNotifications {
         let plan = plan(notifications: settings.notifications, subscriptions: settings.subscriptions)
         let senders = min(settings.senders, plan.count)
         let started = ContinuousClock.now
@@ -283,13 +276,11 @@ enum PipelineBenchmark {
                             await pacer?.wait()
                             do {
                                 if let lineage = lineages[subscription] {
-                                    sent.record(try await simulator.renew(lineage).notification)
+                                    sent.record(try await store.renew(lineage))
                                 } else if round == 0 {
-                                    let bought = try await simulator.subscribe(productId: productID, price: 9_990,
-                                                                               currency: "USD",
-                                                                               appAccountToken: tokens[subscription])
-                                    lineages[subscription] = bought.originalTransactionId
-                                    sent.record(bought.notification)
+                                    let bought = try await store.purchase(token: tokens[subscription])
+                                    lineages[subscription] = bought.lineage
+                                    sent.record(bought.delivery)
                                 }
                             } catch {
                                 sent.fail("scenario: \(error)")
@@ -308,20 +299,18 @@ enum PipelineBenchmark {
     // MARK: Report
 
     private static func report(_ run: MeasuredRun, settings: Settings, pool: PostgresPool) async throws -> (Output.Value, Bool) {
-        let uuids = "[" + run.sent.uuids.map(JSON.quoted).joined(separator: ",") + "]"
+        let messageIDs = "[" + run.sent.messageIDs.map(JSON.quoted).joined(separator: ",") + "]"
         let receipts = try await pool.query("""
             SELECT count(*), count(*) FILTER (WHERE outcome = 'mirrored'),
                    coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),
                    coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0), coalesce(max(ms), 0)
             FROM (SELECT outcome, extract(epoch FROM processed_at - received_at)::float8 * 1000 AS ms
                   FROM notification_receipts
-                  WHERE store = 'apple' AND message_id IN (SELECT jsonb_array_elements_text($1::jsonb))) r
-            """, [uuids])[0]
-        let account = String(run.seeded.accountID)
-        let deadLetters = try await pool.query("SELECT count(*) FROM dead_letters WHERE payload->>'account_id' = $1",
-                                               [account])[0].decode(0, as: Int.self)
-        let left = try await pool.query("SELECT count(*) FROM jobs WHERE payload->>'account_id' = $1",
-                                        [account])[0].decode(0, as: Int.self)
+                  WHERE store = $2 AND message_id IN (SELECT jsonb_array_elements_text($1::jsonb))) r
+            """, [messageIDs, settings.store.name])[0]
+        let deadLetters = try await pool.query("SELECT count(*) FROM dead_letters WHERE \(runsJobs)",
+                                               run.seeded.jobKeys)[0].decode(0, as: Int.self)
+        let left = try await countLeft(run.seeded, pool: pool)
         let invoices = try await pool.query("""
             SELECT count(*) FROM invoices i JOIN store_purchases p ON p.id = i.purchase_id WHERE p.connection_id = $1
             """, [run.seeded.connectionID])[0].decode(0, as: Int.self)
@@ -336,7 +325,7 @@ enum PipelineBenchmark {
         let peakRSS = peakResidentKiB().map { Output.Value.double(round2(Double($0) / 1024)) } ?? .null
         let passed = run.settled && run.sent.refused == 0 && mirrored == settings.notifications && deadLetters == 0 && left == 0
         let value = Output.Value.object([
-            ("benchmark", .string("pipeline")), ("store", .string("apple")),
+            ("benchmark", .string("pipeline")), ("store", .string(settings.store.name)),
             ("notifications", .int(settings.notifications)), ("accepted", .int(accepted)),
             ("refused", .int(run.sent.refused)), ("mirrored", .int(mirrored)),
             ("notifications_per_sec", .double(rate(run.outcomes.finished, wall))), ("wall_s", .double(round2(wall.seconds))),
@@ -346,8 +335,8 @@ enum PipelineBenchmark {
             ])),
             ("ingest_accepted_per_sec", .double(rate(accepted, sending))),
             ("store_calls_per_notification", .double(accepted > 0 ? round2(Double(storeCalls) / Double(accepted)) : 0)),
-            ("store_calls", .object(run.storeCalls.sorted { $0.key.rawValue < $1.key.rawValue }
-                .map { ($0.key.rawValue, .int($0.value)) })),
+            ("store_calls", .object(run.storeCalls.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("follow_up_jobs", .object(run.followUps.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("dead_letters", .int(deadLetters)), ("retries", .int(run.outcomes.retried)), ("left_in_queue", .int(left)),
             ("invoices", .int(invoices)), ("settled", .bool(run.settled)),
             ("first_error", run.sent.firstError.map { .string(String($0.prefix(300))) } ?? .null),
@@ -359,6 +348,30 @@ enum PipelineBenchmark {
             ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
         ])
         return (value, passed)
+    }
+
+    /// Which jobs belong to the run: notifications carry the account, follow-ups (Google's acknowledgements)
+    /// the connection.
+    private static let runsJobs = "(payload->>'account_id' = $1 OR payload->>'connectionID' = $2)"
+
+    private static func countLeft(_ seeded: Seeded, pool: PostgresPool) async throws -> Int {
+        try await pool.query("SELECT count(*) FROM jobs WHERE \(runsJobs)", seeded.jobKeys)[0].decode(0)
+    }
+
+    /// Once every notification has its outcome, waits (polling, as no event says how many follow-ups the
+    /// mirrors queued) for the jobs they queued, so none is left to a later run's worker; false when the
+    /// worker made no progress for `stallTimeout`.
+    private static func waitForFollowUps(_ seeded: Seeded, pool: PostgresPool, recorder: PipelineRecorder,
+                                         stallTimeout: Duration) async throws -> Bool {
+        var lastProgress = ContinuousClock.now
+        var completed = recorder.snapshot.otherCompleted.values.reduce(0, +)
+        while try await countLeft(seeded, pool: pool) > 0 {
+            let now = recorder.snapshot.otherCompleted.values.reduce(0, +)
+            if now != completed { (completed, lastProgress) = (now, .now) }
+            guard ContinuousClock.now - lastProgress < stallTimeout else { return false }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return true
     }
 
     /// The process's peak resident set (`VmHWM`), seeding and simulator included; nil off Linux.
