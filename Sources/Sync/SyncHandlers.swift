@@ -16,11 +16,6 @@ public enum SyncHandlers {
         public init() {}
     }
 
-    public static let kinds = [AppleNotificationHandler.kind, AppleConsumptionHandler.kind, AppleResyncHandler.kind,
-                               AppleSweepHandler.kind, GoogleNotificationHandler.kind, GoogleAcknowledgement.kind,
-                               GoogleResyncHandler.kind, GoogleSweepHandler.kind, DailySyncHandler.kind,
-                               ReconcileHandler.kind]
-
     /// The schedules a worker process claims periods of.
     public static let schedules = [DailySyncHandler.schedule, ReconcileHandler.schedule]
 

@@ -5,13 +5,6 @@ import Postgres
 import Queue
 import Worker
 
-/// Deadlines beat backlog: consumption answers are due 12 hours after Apple asks, so they lease before
-/// notifications and far before resync work.
-enum JobPriority {
-    static let consumption: Int16 = 100
-    static let notification: Int16 = 0
-}
-
 /// Turns a verified `CONSUMPTION_REQUEST` into an `apple.consumption` job due by `signedDate` + 12 h.
 struct AppleConsumptionScheduler: Sendable {
     static let window: TimeInterval = 12 * 3600
@@ -42,7 +35,7 @@ struct AppleConsumptionScheduler: Sendable {
         let payload = String(decoding: try JSONEncoder().encode(task), as: UTF8.self)
         return receipt.complete("consumption answer scheduled") { db in
             _ = try JobQueue.enqueue(NewJob(kind: AppleConsumptionHandler.kind, payload: payload,
-                                            priority: JobPriority.consumption,
+                                            priority: AppleConsumptionHandler.priority,
                                             uniqueKey: "apple.consumption:\(connection.id):\(transactionID)"), on: db)
         }
     }
@@ -64,6 +57,9 @@ struct AppleConsumptionTask: Codable, Sendable {
 /// recorded — only with the customer's consent, only before the deadline.
 struct AppleConsumptionHandler: JobHandler {
     static let kind = "apple.consumption"
+    /// Deadlines beat backlog: the answer is due 12 hours after Apple asks, so it leases before
+    /// notifications (priority 0) and far before resync work.
+    static let priority: Int16 = 100
 
     let registry: AppleConnectionRegistry
 

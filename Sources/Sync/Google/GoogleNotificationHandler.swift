@@ -64,7 +64,7 @@ struct GoogleNotificationHandler: JobHandler {
         }
         let source = SnapshotSource(kind: "notification", reference: messageID, event: event)
         let result = try await GoogleRefetch(client: tools.client, pool: context.pool)
-            .snapshot(connection: primary, token: token, voided: voided, source: source, attempt: job.attempt)
+            .snapshot(connection: primary, token: token, voided: voided, source: source)
         guard case .snapshot(let snapshot) = result else { return receipt.complete("pending: nothing mirrored yet") }
         // A licence tester's purchase is a sandbox purchase: mirrored only on a Sandbox connection.
         guard let connection = connections.first(where: { $0.environment == snapshot.environment }) else {

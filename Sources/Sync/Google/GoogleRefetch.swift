@@ -15,8 +15,8 @@ struct GoogleRefetch {
     let client: GooglePlayAPIClient
     let pool: PostgresPool
 
-    func snapshot(connection: StoreConnection, token: String, voided: [VoidedOrder], source: SnapshotSource,
-                  attempt: Int) async throws -> GoogleSnapshotResult {
+    func snapshot(connection: StoreConnection, token: String, voided: [VoidedOrder],
+                  source: SnapshotSource) async throws -> GoogleSnapshotResult {
         do {
             let subscription = try await client.subscription(token: token)
             let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)

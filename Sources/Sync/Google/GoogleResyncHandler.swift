@@ -34,8 +34,7 @@ struct GoogleResyncHandler: JobHandler {
         }
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
         let result = try await GoogleRefetch(client: tools.client, pool: context.pool)
-            .snapshot(connection: connection, token: token ?? task.lineage, voided: voided, source: source,
-                      attempt: job.attempt)
+            .snapshot(connection: connection, token: token ?? task.lineage, voided: voided, source: source)
         guard case .snapshot(let snapshot) = result else { return .done("pending: nothing mirrored yet") }
         guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }
         let metrics = metrics
