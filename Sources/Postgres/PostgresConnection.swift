@@ -110,6 +110,12 @@ public actor PostgresConnection {
         _ = try consume(PQexec(conn, sql))
     }
 
+    /// Runs `body` on this connection, each statement committing on its own: for reads that need no
+    /// transaction, one round trip a statement instead of three.
+    public func run<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
+        try body(self)
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// Nested calls become savepoints, so a part can fail without undoing the rest.
     public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {

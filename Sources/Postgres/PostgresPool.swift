@@ -63,6 +63,11 @@ public actor PostgresPool {
         try await withConnection { connection in try await connection.transaction(body) }
     }
 
+    /// Runs `body`'s statements, each autocommitted, on a pooled connection; see `PostgresConnection.run`.
+    public nonisolated func run<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
+        try await withConnection { connection in try await connection.run(body) }
+    }
+
     /// Runs one statement on a pooled connection.
     @discardableResult
     public nonisolated func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) async throws -> PostgresRows {

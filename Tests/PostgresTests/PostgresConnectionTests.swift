@@ -27,6 +27,21 @@ struct PostgresConnectionTests {
         }
     }
 
+    @Test("run commits each statement on its own: a later failure keeps the earlier writes")
+    func runAutocommitsEachStatement() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
+            await #expect(throws: PostgresError.self) {
+                try await db.pool.run { @Sendable connection in
+                    try connection.query("INSERT INTO notes VALUES (1)")
+                    try connection.query("INSERT INTO notes VALUES (1)")
+                }
+            }
+            let count: Int = try await db.pool.scalar("SELECT count(*) FROM notes")
+            #expect(count == 1)
+        }
+    }
+
     @Test("transaction rolls back when the body throws, and the connection is usable afterwards")
     func transactionRollsBack() async throws {
         try await TestDatabase.with(poolSize: 1) { db in

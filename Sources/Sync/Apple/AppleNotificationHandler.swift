@@ -28,7 +28,7 @@ struct AppleNotificationHandler: JobHandler {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
-        let connections = try await context.pool.transaction { db in
+        let connections = try await context.pool.run { db in
             try StoreConnections.find(accountID: envelope.accountID, store: .apple, appIdentifier: routing.bundleID, on: db)
         }
         guard !connections.isEmpty else {
@@ -97,7 +97,7 @@ struct AppleNotificationHandler: JobHandler {
     }
 
     private static func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
-        try await pool.transaction { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
+        try await pool.run { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
     }
 }
 

@@ -21,7 +21,7 @@ struct AppleRefetch {
     ///   not found" is Apple's eventual consistency and worth a few retries, not a permanent failure.
     func snapshot(connection: StoreConnection, lineage: String, transactionID: String, source: SnapshotSource,
                   attempt: Int, vouched: Bool) async throws -> Result {
-        let revision = try await pool.transaction { db in
+        let revision = try await pool.run { db in
             try db.query("SELECT history_revision FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
                          [connection.id, lineage]).first?.decodeOptional(0, as: String.self)
         }

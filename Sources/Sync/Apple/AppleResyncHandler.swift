@@ -16,7 +16,7 @@ struct AppleResyncHandler: JobHandler {
         guard let task = try? JSONDecoder().decode(ResyncTask.self, from: Data(job.payload.utf8)) else {
             throw JobFailure.permanent("the job payload is not a resync task (connection_id, lineage)")
         }
-        let connection = try await context.pool.transaction { db in try StoreConnections.get(id: task.connection_id, on: db) }
+        let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connection_id, on: db) }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
         let tools = try registry.tools(for: connection)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")

@@ -44,7 +44,7 @@ struct GoogleAcknowledgeHandler: JobHandler {
         guard let task = try? JSONDecoder().decode(GoogleAcknowledgement.Task.self, from: Data(job.payload.utf8)) else {
             throw JobFailure.permanent("the job payload is not a google.acknowledge task")
         }
-        let connection = try await context.pool.transaction { db in try StoreConnections.get(id: task.connectionID, on: db) }
+        let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connectionID, on: db) }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
         let client = try registry.tools(for: connection).client
         do {

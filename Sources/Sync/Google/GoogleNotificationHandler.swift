@@ -26,7 +26,7 @@ struct GoogleNotificationHandler: JobHandler {
         } catch {
             throw JobFailure.permanent("not a Play developer notification push: \(error)")
         }
-        let connections = try await context.pool.transaction { db in
+        let connections = try await context.pool.run { db in
             try StoreConnections.find(accountID: envelope.accountID, store: .google,
                                       appIdentifier: notification.packageName, on: db)
         }
@@ -38,7 +38,7 @@ struct GoogleNotificationHandler: JobHandler {
         try await authenticate(envelope, with: tools)
 
         let messageID = push.messageID
-        let seen = try await context.pool.transaction { db in
+        let seen = try await context.pool.run { db in
             try Receipts.lookup(store: "google", messageID: messageID, on: db) != nil
         }
         if seen { return .done("duplicate") }

@@ -58,7 +58,7 @@ struct GoogleRefetch {
         }
         guard !candidates.isEmpty else { return [] }
         let asked = candidates
-        let booked: Set<String> = try await pool.transaction { db in
+        let booked: Set<String> = try await pool.run { db in
             Set(try db.query("""
                 SELECT store_transaction_id FROM invoices WHERE store = 'google' AND store_transaction_id = ANY($1::text[])
                 """, [PostgresArray(asked)]).map { try $0.decode(0) })
@@ -88,6 +88,6 @@ struct GoogleRefetch {
     }
 
     private func lineage(of token: String, connectionID: Int64) async throws -> String? {
-        try await pool.transaction { db in try PurchaseTokens.lineage(of: token, connectionID: connectionID, on: db) }
+        try await pool.run { db in try PurchaseTokens.lineage(of: token, connectionID: connectionID, on: db) }
     }
 }

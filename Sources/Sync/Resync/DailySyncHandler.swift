@@ -16,7 +16,7 @@ public struct DailySyncHandler: JobHandler {
         struct Payload: Decodable { let period: String }
         let period = (try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)).period)
             ?? Schedule.Period.daily.key(for: Date())
-        let connections = try await context.pool.transaction { db in try StoreConnections.list(on: db) }
+        let connections = try await context.pool.run { db in try StoreConnections.list(on: db) }
         var total = 0
         for connection in connections {
             let added = try await context.pool.transaction { db in
