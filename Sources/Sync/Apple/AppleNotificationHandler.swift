@@ -53,7 +53,7 @@ struct AppleNotificationHandler: JobHandler {
                                                         "connection": .int(Int(connection.id))])
 
         if try await Self.alreadyProcessed(uuid, pool: context.pool) { return .done("duplicate") }
-        let receipt = Receipt(messageID: uuid, receivedAt: envelope.receivedAt, jobID: job.id)
+        let receipt = Receipt(store: "apple", messageID: uuid, receivedAt: envelope.receivedAt, jobID: job.id)
 
         if routing.environment?.rawValue != connection.environment.rawValue {
             return receipt.complete("skipped: environment mismatch")
@@ -98,22 +98,5 @@ struct AppleNotificationHandler: JobHandler {
 
     private static func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
         try await pool.run { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
-    }
-}
-
-/// The dedup receipt a handled notification commits with its outcome.
-struct Receipt: Sendable {
-    var store = "apple"
-    let messageID: String
-    let receivedAt: Date
-    let jobID: Int64
-
-    /// Completes the job having done nothing but record the notification as seen.
-    func complete(_ outcome: String, then writes: JobWrites? = nil) -> JobResult {
-        .done(outcome, writes: { db in
-            guard try Receipts.record(store: store, messageID: messageID, receivedAt: receivedAt, jobID: jobID,
-                                      outcome: outcome, on: db) else { return }
-            try writes?(db)
-        })
     }
 }
