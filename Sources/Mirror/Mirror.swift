@@ -42,8 +42,7 @@ public enum Mirror {
             throw MirrorError(.environmentMismatch, "a \(snapshot.environment.rawValue) purchase cannot be mirrored on "
                 + "\(connection.environment.rawValue) connection \(connection.id)")
         }
-        _ = try db.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                         ["storesync.lineage:\(connection.id):\(snapshot.lineage)"])
+        try LineageLock.acquire("storesync.lineage:\(connection.id):\(snapshot.lineage)", on: db)
         let known = try KnownState.read(snapshot: snapshot, connection: connection, on: db)
         guard let planPriceID = known.planPriceID else {
             let basePlan = snapshot.basePlanID.map { " base plan \($0)" } ?? ""

@@ -1,5 +1,5 @@
-/// Why a snapshot could not be applied. Every code here is permanent for the job at hand: retrying the same
-/// answer cannot help until on-call changes the configuration (and replays the dead letter).
+/// Why a snapshot could not be applied. Every code but `lineageBusy` is permanent for the job at hand:
+/// retrying the same answer cannot help until on-call changes the configuration (and replays the dead letter).
 public struct MirrorError: Error, CustomStringConvertible, Sendable, Equatable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -10,6 +10,8 @@ public struct MirrorError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let storeMismatch = Code("store mismatch")
         /// The purchase's environment is not the connection's: mirroring it would mix test and real revenue.
         public static let environmentMismatch = Code("environment mismatch")
+        /// Another transaction is applying the same lineage right now; try again in a moment.
+        public static let lineageBusy = Code("lineage busy")
         /// No such customer in the account.
         public static let unknownCustomer = Code("unknown customer")
         /// The store connection does not exist (deleted while its jobs were queued).

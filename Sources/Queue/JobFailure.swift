@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// A failure a job handler (or its writes) reports, saying whether trying again can help.
 /// Any other error thrown by a handler counts as retryable: an unknown failure gets the benefit of the
@@ -42,7 +43,9 @@ extension Finish.Result {
         guard attempt < maxAttempts else {
             return .deadLetter(reason: "gave up after \(attempt) attempts; last error: \(message)")
         }
-        let delay = policy.delay(afterAttempt: attempt, retryAfter: failure?.retryAfter)
+        // A transaction that lost a race (deadlock, serialization) succeeds when simply run again: no backoff.
+        let raced = (error as? PostgresError)?.code == .serializationFailure
+        let delay = policy.delay(afterAttempt: attempt, retryAfter: failure?.retryAfter ?? (raced ? .seconds(1) : nil))
         return .retry(error: message, runAt: now.addingTimeInterval(delay.seconds))
     }
 }

@@ -15,7 +15,7 @@ enum StoreFailures {
     }
 
     static func mirror(_ error: MirrorError) -> JobFailure {
-        .permanent(error.message)
+        error.code == .lineageBusy ? .retryable(error.message, retryAfter: .seconds(1)) : .permanent(error.message)
     }
 
     static func api(_ error: AppStoreAPIError, attempt: Int, vouched: Bool) -> JobFailure {

@@ -124,6 +124,28 @@ import Testing
         }
     }
 
+    @Test func aLineageHeldByAnotherTransactionIsReportedBusyInsteadOfWaiting() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database)
+            let (_, token) = try await fixture.customerWithToken()
+            let snapshot = Fake.snapshot(token: token, charges: [Fake.charge("t1")])
+            let holder = try await PostgresConnection.connect(url: database.url, applicationName: "lineage-holder")
+            try await holder.query("BEGIN")
+            try await holder.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                                   ["storesync.lineage:\(fixture.connection.id):\(snapshot.lineage)"])
+            do {
+                _ = try await fixture.apply(snapshot)
+                Issue.record("an apply of a held lineage succeeded")
+            } catch let error as MirrorError {
+                #expect(error.code == .lineageBusy)
+            }
+            #expect(try await fixture.count("SELECT count(*) FROM store_purchases") == 0)
+            try await holder.query("COMMIT")
+            await holder.close()
+            #expect(try await fixture.apply(snapshot).chargesBooked == 1)
+        }
+    }
+
     @Test func aChargeListedTwiceInOneSnapshotIsBookedOnce() async throws {
         try await TestDatabase.with { database in
             let fixture = try await MirrorFixture.make(database)
