@@ -35,10 +35,17 @@ enum Statements {
         FROM leased ORDER BY priority DESC, run_at, id
         """)
 
+    /// A heartbeat never waits: rows locked right now are being completed (or retaken after an expired lease)
+    /// and need no renewal, and waiting for them could close a deadlock cycle with a completion batch.
     static let heartbeat = PreparedStatement(name: "queue_heartbeat", sql: """
+        WITH held AS (
+            SELECT j.id FROM jobs j JOIN unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+                ON j.id = f.id AND j.attempt = f.attempt
+            WHERE j.lease_owner = $1
+            FOR UPDATE OF j SKIP LOCKED
+        )
         UPDATE jobs j SET lease_deadline = now() + $4 * interval '1 millisecond'
-        FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
-        WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
+        FROM held WHERE j.id = held.id
         RETURNING j.id, j.attempt
         """)
 

@@ -203,7 +203,9 @@ public final class Worker: Sendable {
             do {
                 let lost = try await queue.heartbeat(owner: configuration.workerID, leases: leases,
                                                      duration: configuration.leaseDuration)
-                for lease in lost {
+                // A job whose completion committed while the heartbeat ran is gone, not lost.
+                let stillRunning = state.withLock { state in lost.filter { state.inFlight.contains($0) } }
+                for lease in stillRunning {
                     logger.warning("lease lost while the job was running",
                                    ["job_id": .int(Int(lease.id)), "attempt": .int(lease.attempt)])
                 }
