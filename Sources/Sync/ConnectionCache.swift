@@ -11,10 +11,14 @@ final class ConnectionCache<Value: Sendable>: Sendable {
 
     private let entries = Mutex<[Int64: Entry]>([:])
 
+    /// Built under the lock (a few milliseconds of key and certificate parsing, once per connection): two jobs
+    /// racing to build would otherwise leave two clients, each with its own token and rate budget.
     func value(for connection: StoreConnection, build: (StoreConnection) throws -> Value) throws -> Value {
-        if let entry = entries.withLock({ $0[connection.id] }), entry.connection == connection { return entry.value }
-        let value = try build(connection)
-        entries.withLock { $0[connection.id] = Entry(connection: connection, value: value) }
-        return value
+        try entries.withLock { entries in
+            if let entry = entries[connection.id], entry.connection == connection { return entry.value }
+            let value = try build(connection)
+            entries[connection.id] = Entry(connection: connection, value: value)
+            return value
+        }
     }
 }
