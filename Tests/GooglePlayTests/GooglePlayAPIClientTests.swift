@@ -4,6 +4,7 @@ import GooglePlay
 import HTTP
 import StoreModel
 import Synchronization
+import TestSupport
 import Testing
 
 private let subscriptionPath = "\(PlayServer.applicationPath)/purchases/subscriptionsv2/tokens/\(Play.token)"

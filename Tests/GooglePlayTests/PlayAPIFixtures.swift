@@ -3,6 +3,7 @@ import Foundation
 import GooglePlay
 import HTTP
 import Synchronization
+import TestSupport
 
 /// Field changes to a JSON object: a value sets the field, nil removes it.
 typealias Changes = [String: Any?]
@@ -224,34 +225,6 @@ struct ExpectedFailure: Error, CustomStringConvertible {
     var description: String { "expected a GooglePlayAPIError, the call succeeded" }
 }
 
-/// A one-shot signal a handler awaits and a test opens: holds a request inside its handler for exactly as long as
-/// the test needs, without timing assumptions.
-final class Gate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            guard !isOpen else {
-                lock.unlock()
-                return continuation.resume()
-            }
-            waiters.append(continuation)
-            lock.unlock()
-        }
-    }
-
-    func open() {
-        lock.lock()
-        isOpen = true
-        let woken = waiters
-        waiters = []
-        lock.unlock()
-        for waiter in woken { waiter.resume() }
-    }
-}
 
 struct TimedOut: Error, CustomStringConvertible {
     let what: String

@@ -1,36 +1,8 @@
 import Foundation
 import HTTP
 import Synchronization
+import TestSupport
 
-/// A one-shot signal a handler awaits and a test opens: lets a test hold a request inside its handler
-/// for exactly as long as it needs, without timing assumptions. (NSLock rather than `Mutex`, which
-/// ThreadSanitizer cannot see through on Linux.)
-final class Gate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            lock.lock()
-            guard !isOpen else {
-                lock.unlock()
-                return continuation.resume()
-            }
-            waiters.append(continuation)
-            lock.unlock()
-        }
-    }
-
-    func open() {
-        lock.lock()
-        isOpen = true
-        let woken = waiters
-        waiters = []
-        lock.unlock()
-        for waiter in woken { waiter.resume() }
-    }
-}
 
 /// Counts events across tasks (handler entries, threads seen).
 final class Counter: Sendable {

@@ -101,11 +101,11 @@ enum PipelineBenchmark {
                 try await withWorker(settings, pool: workerPool, listenURL: listenURL, recorder: recorder) {
                     let seeded = try await seed(pool: workerPool, store: store, host: host, customers: settings.subscriptions)
                     try store.setLatency(settings.storeLatency)
-                    let cpu = processCPUTime()
+                    let cpu = CPUTime.now().total
                     let sent = await send(store, settings: settings, tokens: seeded.tokens)
                     let settled = await recorder.waitForOutcomes(sent.accepted, stallTimeout: stallTimeout)
                     let outcomes = recorder.snapshot
-                    let cpuTime = processCPUTime() - cpu
+                    let cpuTime = CPUTime.now().total - cpu
                     let drained = settled
                         ? try await waitForFollowUps(seeded, pool: workerPool, recorder: recorder, stallTimeout: stallTimeout)
                         : false
@@ -381,12 +381,5 @@ enum PipelineBenchmark {
             return line.dropFirst("VmHWM:".count).split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }
         }
         return nil
-    }
-
-    /// CPU time used by every thread of the process so far.
-    private static func processCPUTime() -> Duration {
-        var time = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
     }
 }

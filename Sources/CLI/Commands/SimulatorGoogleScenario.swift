@@ -1,5 +1,4 @@
 import Foundation
-import HTTP
 import Simulator
 
 /// `storesync simulator google ACTION --url URL …`: one request to a running Play simulator's control API
@@ -9,25 +8,9 @@ enum SimulatorGoogleScenario {
         guard let action = arguments.positional() else {
             throw UsageError("say which Google scenario action to run; see storesync simulator --help")
         }
-        guard let base = try arguments.option("--url") else { throw UsageError("--url GOOGLE_SIMULATOR_URL is required") }
-        guard base.hasPrefix("http://") || base.hasPrefix("https://") else { throw UsageError("--url must be an http(s) URL") }
-        let url = base.hasSuffix("/") ? String(base.dropLast()) : base
-        let (method, path, body) = try request(for: action, &arguments)
-        try arguments.finish()
-
-        let client = try HTTPClient()
-        let outcome: Result<HTTPClientResponse, any Error>
-        do {
-            outcome = .success(try await client.send(HTTPClientRequest(
-                method: method, url: url + "/simulator/google/" + path, headers: [("Content-Type", "application/json")],
-                body: body, timeout: .seconds(60))))
-        } catch {
-            outcome = .failure(error)
+        return try await SimulatorControl.send(&arguments, urlHint: "GOOGLE_SIMULATOR_URL", path: "/simulator/google/") {
+            try request(for: action, &$0)
         }
-        await client.shutdown()
-        let response = try outcome.get()
-        Output.print(String(decoding: response.body, as: UTF8.self))
-        return (200...299).contains(response.status) ? 0 : 1
     }
 
     /// The control-API request for `action` and its options.

@@ -96,20 +96,14 @@ enum VerifyBenchmark {
     private static func rate(for duration: Duration, _ body: () async throws -> Void) async throws -> Rate {
         let clock = ContinuousClock()
         let start = clock.now
-        let cpuStart = userCPUSeconds()
+        let cpuStart = CPUTime.now().user
         var count = 0
         while clock.now - start < duration {
             for _ in 0..<50 { try await body() }
             count += 50
         }
         let wall = (clock.now - start).seconds
-        let cpu = userCPUSeconds() - cpuStart
+        let cpu = (CPUTime.now().user - cpuStart).seconds
         return Rate(wall: Double(count) / wall, cpu: Double(count) / max(cpu, 1e-9))
-    }
-
-    private static func userCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1_000_000
     }
 }
