@@ -14,9 +14,9 @@ import Postgres
 /// or slow gets a 503 within a few seconds, which Apple and Pub/Sub both retry; nothing is ever acknowledged
 /// that was not stored.
 public struct IngestService: Sendable {
-    static let statement = PreparedStatement(name: "ingest", sql: """
+    static let statement = """
         SELECT ordinal, job_id FROM storesync_ingest($1::text[], $2::text[], $3::bytea[], $4::jsonb[], $5::timestamptz[])
-        """)
+        """
 
     /// One notification to store.
     struct Arrival: Sendable {
@@ -108,7 +108,7 @@ extension IngestService {
     static func store(_ batch: [Arrival], pool: PostgresPool) async -> [Result<Int64?, PostgresError>] {
         do {
             let rows = try await pool.withConnection { connection in
-                try await connection.execute(statement, [
+                try await connection.query(statement, [
                     PostgresArray(batch.map(\.host)), PostgresArray(batch.map(\.kind)), PostgresArray(batch.map(\.body)),
                     PostgresArray(batch.map(\.headers)), PostgresArray(batch.map(\.receivedAt)),
                 ])

@@ -4,6 +4,12 @@ public enum JSON {
     /// escaped is ASCII, so never part of a multi-byte sequence): strings of kilobytes — signed payloads the
     /// simulator posts, JWS in `--json` output — took far longer appended one Unicode scalar at a time.
     public static func appendString(_ value: String, to out: inout String) {
+        if !value.utf8.contains(where: needsEscape) {
+            out += "\""
+            out += value
+            out += "\""
+            return
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(value.utf8.count + 2)
         bytes.append(UInt8(ascii: "\""))
@@ -23,6 +29,11 @@ public enum JSON {
         }
         bytes.append(UInt8(ascii: "\""))
         out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Most strings logged or served — tokens, identifiers — need no escaping and are copied whole.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

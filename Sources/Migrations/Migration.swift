@@ -29,5 +29,6 @@ extension Migration {
         Migration(version: 3, name: "mirror", bytes: PackageResources.V0003__mirror_sql),
         Migration(version: 4, name: "google", bytes: PackageResources.V0004__google_sql),
         Migration(version: 5, name: "resync", bytes: PackageResources.V0005__resync_sql),
+        Migration(version: 6, name: "body_compression", bytes: PackageResources.V0006__body_compression_sql),
     ]
 }

@@ -2,18 +2,6 @@ import CPostgres
 import Foundation
 import Logging
 
-/// A statement prepared once per connection and executed by name afterwards, for the hot paths
-/// (lease, complete) where parse and plan time would otherwise dominate.
-public struct PreparedStatement: Sendable, Hashable {
-    public let name: String
-    public let sql: String
-
-    public init(name: String, sql: String) {
-        self.name = name
-        self.sql = sql
-    }
-}
-
 /// A `NOTIFY` received on a listening connection.
 public struct PostgresNotification: Sendable, Equatable {
     public let channel: String
@@ -29,7 +17,8 @@ public struct PostgresNotification: Sendable, Equatable {
 public actor PostgresConnection {
     private let executor: ThreadExecutor
     private var handle: OpaquePointer?
-    private var prepared: Set<String> = []
+    private var statements = StatementCache()
+    private static let featureNotSupported = "0A000"
     private var transactionDepth = 0
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -80,27 +69,44 @@ public actor PostgresConnection {
     }
 
     /// Runs a parameterized statement (`$1…`).
+    ///
+    /// A statement with parameters is prepared on this connection the first time it runs and executed by
+    /// name afterwards, so PostgreSQL parses and plans it once per connection instead of once per call: on
+    /// the worker's hot path, parse and plan were most of the server's CPU.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
         let conn = try liveHandle()
-        let result = withParameters(parameters) { values in
-            PQexecParams(conn, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        guard !parameters.isEmpty, let name = try preparedName(sql, parameterCount: parameters.count) else {
+            let result = withParameters(parameters) { values in
+                PQexecParams(conn, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            }
+            return try consume(result)
         }
-        return try consume(result)
+        let result = withParameters(parameters) { values in
+            PQexecPrepared(conn, name, Int32(parameters.count), values, nil, nil, 0)
+        }
+        do {
+            return try consume(result)
+        } catch let error as PostgresError where error.sqlState == Self.featureNotSupported {
+            // "cached plan must not change result type": a migration changed a table under the statement;
+            // the next run prepares it afresh.
+            statements.forget(sql)
+            throw error
+        }
     }
 
-    /// Runs a prepared statement, preparing it on first use on this connection.
-    @discardableResult
-    public func execute(_ statement: PreparedStatement, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
-        let conn = try liveHandle()
-        if !prepared.contains(statement.name) {
-            _ = try consume(PQprepare(conn, statement.name, statement.sql, Int32(parameters.count), nil))
-            prepared.insert(statement.name)
+    /// The server-side name of `sql`, preparing it first if needed; nil once the cache is full, so a caller
+    /// building many distinct statements runs them unnamed instead of growing the server's memory.
+    private func preparedName(_ sql: String, parameterCount: Int) throws -> String? {
+        if let name = statements.name(for: sql) { return name }
+        guard let name = statements.add(sql) else { return nil }
+        do {
+            _ = try consume(PQprepare(try liveHandle(), name, sql, Int32(parameterCount), nil))
+        } catch {
+            statements.forget(sql)
+            throw error
         }
-        let result = withParameters(parameters) { values in
-            PQexecPrepared(conn, statement.name, Int32(parameters.count), values, nil, nil, 0)
-        }
-        return try consume(result)
+        return name
     }
 
     /// Runs a script of several statements without parameters (migrations); libpq wraps it in one

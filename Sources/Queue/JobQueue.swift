@@ -17,14 +17,14 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func enqueue(_ job: NewJob) async throws -> Int64? {
         try await pool.withConnection { connection in
-            try await connection.execute(Statements.enqueue, Self.enqueueParameters(job))
+            try await connection.query(Statements.enqueue, Self.enqueueParameters(job))
         }.first.flatMap { try $0.decodeOptional(0, as: Int64.self) }
     }
 
     /// Adds a job on `connection`, inside the caller's transaction.
     @discardableResult
     public static func enqueue(_ job: NewJob, on connection: isolated PostgresConnection) throws -> Int64? {
-        try connection.execute(Statements.enqueue, enqueueParameters(job)).first
+        try connection.query(Statements.enqueue, enqueueParameters(job)).first
             .flatMap { try $0.decodeOptional(0, as: Int64.self) }
     }
 
@@ -42,7 +42,7 @@ public struct JobQueue: Sendable {
         async throws -> [LeasedJob]
     {
         guard limit > 0 else { return [] }
-        let rows = try await connection.execute(Statements.lease, [owner, limit, duration.milliseconds])
+        let rows = try await connection.query(Statements.lease, [owner, limit, duration.milliseconds])
         return try rows.map { row in
             LeasedJob(
                 id: try row.decode(0), kind: try row.decode(1), payload: try row.decode(2),
@@ -56,7 +56,7 @@ public struct JobQueue: Sendable {
     public func heartbeat(owner: String, leases: [LeaseRef], duration: Duration) async throws -> Set<LeaseRef> {
         guard !leases.isEmpty else { return [] }
         let rows = try await pool.withConnection { connection in
-            try await connection.execute(Statements.heartbeat, [
+            try await connection.query(Statements.heartbeat, [
                 owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)), duration.milliseconds,
             ])
         }
@@ -70,7 +70,7 @@ public struct JobQueue: Sendable {
     public func release(owner: String, leases: [LeaseRef]) async throws -> Int {
         guard !leases.isEmpty else { return 0 }
         return try await pool.withConnection { connection in
-            try await connection.execute(Statements.release, [
+            try await connection.query(Statements.release, [
                 owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)),
             ])
         }.affectedRows
@@ -100,7 +100,7 @@ public struct JobQueue: Sendable {
             guard let writes = finish.writes, case .completed = finish.result else { continue }
             do {
                 try connection.transaction { connection in
-                    let held = try connection.execute(Statements.lockLease, [finish.lease.id, finish.lease.attempt, owner])
+                    let held = try connection.query(Statements.lockLease, [finish.lease.id, finish.lease.attempt, owner])
                     guard !held.isEmpty else { throw LeaseLost() }
                     try writes(connection)
                 }
@@ -134,7 +134,7 @@ public struct JobQueue: Sendable {
 
         var done: Set<Int64> = []
         if !completed.isEmpty {
-            let rows = try connection.execute(Statements.complete, [
+            let rows = try connection.query(Statements.complete, [
                 owner, PostgresArray(completed.map(\.1.id)), PostgresArray(completed.map(\.1.attempt)),
             ])
             done = Set(try rows.map { try $0.decode(0, as: Int64.self) })
@@ -147,7 +147,7 @@ public struct JobQueue: Sendable {
             }
         }
         if !retried.isEmpty {
-            let rows = try connection.execute(Statements.retry, [
+            let rows = try connection.query(Statements.retry, [
                 owner, PostgresArray(retried.map(\.1.id)), PostgresArray(retried.map(\.1.attempt)),
                 PostgresArray(retried.map(\.3)), PostgresArray(retried.map(\.2)),
             ])
@@ -161,7 +161,7 @@ public struct JobQueue: Sendable {
             }
         }
         if !dead.isEmpty {
-            let rows = try connection.execute(Statements.deadLetter, [
+            let rows = try connection.query(Statements.deadLetter, [
                 owner, PostgresArray(dead.map(\.1.id)), PostgresArray(dead.map(\.1.attempt)),
                 PostgresArray(dead.map(\.2)),
             ])

@@ -1,15 +1,14 @@
-import Postgres
 
-/// The queue's hot-path SQL, prepared once per connection.
+/// The queue's hot-path SQL.
 enum Statements {
-    static let enqueue = PreparedStatement(name: "queue_enqueue", sql: """
+    static let enqueue = """
         SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
-        """)
+        """
 
     /// The first CTE is an optimisation fence: it locks exactly LIMIT rows before the UPDATE touches any
     /// (without it the planner may update more rows than asked, Oban's `attempt > max_attempts` bug).
     /// Jobs come back in lease order, so slots start the most urgent first.
-    static let lease = PreparedStatement(name: "queue_lease", sql: """
+    static let lease = """
         WITH picked AS (
             SELECT id FROM jobs
             WHERE run_at <= now() AND (lease_deadline IS NULL OR lease_deadline <= now())
@@ -33,11 +32,11 @@ enum Statements {
                       j.unique_key, j.run_at)
         SELECT id, kind, payload, raw, headers, priority, attempt, max_attempts, created_at, unique_key
         FROM leased ORDER BY priority DESC, run_at, id
-        """)
+        """
 
     /// A heartbeat never waits: rows locked right now are being completed (or retaken after an expired lease)
     /// and need no renewal, and waiting for them could close a deadlock cycle with a completion batch.
-    static let heartbeat = PreparedStatement(name: "queue_heartbeat", sql: """
+    static let heartbeat = """
         WITH held AS (
             SELECT j.id FROM jobs j JOIN unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
                 ON j.id = f.id AND j.attempt = f.attempt
@@ -47,36 +46,36 @@ enum Statements {
         UPDATE jobs j SET lease_deadline = now() + $4 * interval '1 millisecond'
         FROM held WHERE j.id = held.id
         RETURNING j.id, j.attempt
-        """)
+        """
 
-    static let release = PreparedStatement(name: "queue_release", sql: """
+    static let release = """
         UPDATE jobs j SET lease_owner = NULL, leased_at = NULL, lease_deadline = NULL, attempt = j.attempt - 1
         FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
         WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
-        """)
+        """
 
     /// Takes the row lock before a job's own writes run, so the fence cannot change underneath them.
-    static let lockLease = PreparedStatement(name: "queue_lock_lease", sql: """
+    static let lockLease = """
         SELECT 1 FROM jobs WHERE id = $1 AND attempt = $2 AND lease_owner = $3 FOR UPDATE
-        """)
+        """
 
-    static let complete = PreparedStatement(name: "queue_complete", sql: """
+    static let complete = """
         DELETE FROM jobs j
         USING unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
         WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
         RETURNING j.id
-        """)
+        """
 
-    static let retry = PreparedStatement(name: "queue_retry", sql: """
+    static let retry = """
         UPDATE jobs j
         SET run_at = f.run_at, lease_owner = NULL, leased_at = NULL, lease_deadline = NULL, last_error = f.error,
             errors = j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', $1::text, 'error', f.error)
         FROM unnest($2::bigint[], $3::integer[], $4::timestamptz[], $5::text[]) AS f(id, attempt, run_at, error)
         WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
         RETURNING j.id
-        """)
+        """
 
-    static let deadLetter = PreparedStatement(name: "queue_dead_letter", sql: """
+    static let deadLetter = """
         WITH moved AS (
             DELETE FROM jobs j
             USING unnest($2::bigint[], $3::integer[], $4::text[]) AS f(id, attempt, reason)
@@ -90,5 +89,5 @@ enum Statements {
                reason, created_at
         FROM moved
         RETURNING id
-        """)
+        """
 }

@@ -180,37 +180,66 @@ struct PostgresConnectionTests {
 
     // MARK: - Statements
 
-    @Test("a prepared statement runs repeatedly with different parameters and is prepared once")
-    func preparedStatement() async throws {
+    @Test("a statement with parameters is prepared once per connection and then run by name")
+    func preparedOnce() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
-            let add = PreparedStatement(name: "test_add", sql: "SELECT $1::int8 + $2::int8 AS sum, $3::text AS label")
+            let add = "SELECT $1::int8 + $2::int8 AS sum, $3::text AS label"
             try await withDirectConnection(db.url) { connection in
                 for (a, b, label) in [(1, 2, "first"), (40, 2, "second"), (-5, 5, "it's third")] as [(Int64, Int64, String)] {
-                    let row = try #require(try await connection.execute(add, [a, b, label]).first)
+                    let row = try #require(try await connection.query(add, [a, b, label]).first)
                     #expect(try row.decode("sum", as: Int64.self) == a + b)
                     #expect(try row.decode("label", as: String.self) == label)
                 }
                 let prepared: Int = try await connection.scalar(
-                    "SELECT count(*) FROM pg_prepared_statements WHERE name = $1", [add.name])
+                    "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [add])
                 #expect(prepared == 1)
             }
         }
     }
 
-    @Test("a prepared statement still works after the transaction that prepared it rolled back")
+    @Test("a statement prepared in a transaction that rolled back still runs")
     func preparedStatementAfterRollback() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
-            let double = PreparedStatement(name: "test_double", sql: "SELECT $1::int8 * 2")
+            let double = "SELECT $1::int8 * 2"
             try await withDirectConnection(db.url) { connection in
                 await #expect(throws: Boom.self) {
                     try await connection.transaction { @Sendable connection in
-                        let doubled: Int64 = try #require(try connection.execute(double, [Int64(21)]).first).decode(0)
+                        let doubled: Int64 = try #require(try connection.query(double, [Int64(21)]).first).decode(0)
                         #expect(doubled == 42)
                         throw Boom()
                     }
                 }
-                let doubled: Int64 = try #require(try await connection.execute(double, [Int64(4)]).first).decode(0)
+                let doubled: Int64 = try #require(try await connection.query(double, [Int64(4)]).first).decode(0)
                 #expect(doubled == 8)
+            }
+        }
+    }
+
+    @Test("a statement that failed to prepare is prepared again once it can be")
+    func failedPreparationIsRetried() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let select = "SELECT count(*) FROM later WHERE id > $1"
+            try await withDirectConnection(db.url) { connection in
+                await #expect(throws: PostgresError.self) { try await connection.query(select, [0]) }
+                try await connection.query("CREATE TABLE later (id int)")
+                let count: Int = try await connection.scalar(select, [0])
+                #expect(count == 0)
+            }
+        }
+    }
+
+    @Test("a table changed under a prepared statement fails that run only; the next run sees the new shape")
+    func schemaChangeUnderPreparedStatement() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let select = "SELECT * FROM shapes WHERE id = $1"
+            try await withDirectConnection(db.url) { connection in
+                try await connection.query("CREATE TABLE shapes (id int)")
+                try await connection.query("INSERT INTO shapes VALUES (1)")
+                #expect(try await connection.query(select, [1]).columns == ["id"])
+                try await connection.query("ALTER TABLE shapes ADD COLUMN name text DEFAULT 'x'")
+                await #expect(throws: PostgresError.self) { try await connection.query(select, [1]) }
+                let row = try #require(try await connection.query(select, [1]).first)
+                #expect(try row.decode("name", as: String.self) == "x")
             }
         }
     }
@@ -224,9 +253,8 @@ struct PostgresConnectionTests {
                 #expect(try await connection.query("UPDATE counters SET n = n + 1 WHERE id <= $1", [3]).affectedRows == 3)
                 #expect(try await connection.query("UPDATE counters SET n = 0 WHERE false").affectedRows == 0)
                 #expect(try await connection.query("DELETE FROM counters WHERE n = 0").affectedRows == 2)
-                let delete = PreparedStatement(name: "test_delete", sql: "DELETE FROM counters WHERE id = $1")
-                #expect(try await connection.execute(delete, [1]).affectedRows == 1)
-                #expect(try await connection.execute(delete, [1]).affectedRows == 0)
+                #expect(try await connection.query("DELETE FROM counters WHERE id = $1", [1]).affectedRows == 1)
+                #expect(try await connection.query("DELETE FROM counters WHERE id = $1", [1]).affectedRows == 0)
                 #expect(try await connection.query("CREATE TABLE other (id int)").affectedRows == 0)
             }
         }
