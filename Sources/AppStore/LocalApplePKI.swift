@@ -24,6 +24,17 @@ public struct LocalApplePKI: Sendable {
     public let intermediateKey: PrivateKey
     public let leaf: Certificate
     public let leafKey: PrivateKey
+    private let header: JWSSigningHeader
+
+    private init(root: Certificate, intermediate: Certificate, intermediateKey: PrivateKey, leaf: Certificate,
+                 leafKey: PrivateKey) {
+        self.root = root
+        self.intermediate = intermediate
+        self.intermediateKey = intermediateKey
+        self.leaf = leaf
+        self.leafKey = leafKey
+        header = JWSSigningHeader(algorithm: .es256, x5c: [leaf, intermediate, root])
+    }
 
     public static func generate(_ options: Options = Options()) throws -> LocalApplePKI {
         let rootKey = try PrivateKey.generate(.ecP384)
@@ -52,6 +63,6 @@ public struct LocalApplePKI: Sendable {
 
     /// Signs JSON `payload` as the App Store does: ES256 with `x5c` = leaf, intermediate, root.
     public func sign(_ payload: Data) throws -> String {
-        try CompactJWS.sign(payload: payload, algorithm: .es256, key: leafKey, x5c: [leaf, intermediate, root])
+        try CompactJWS.sign(payload: payload, header: header, key: leafKey)
     }
 }

@@ -104,39 +104,18 @@ public struct CompactJWS: Sendable {
     }
 
     /// Signs `payload` (JSON bytes) into a compact JWS whose header carries `alg` and the given fields.
-    ///
-    /// The header is written by hand, keys in sorted order and slashes unescaped: Foundation's
-    /// `JSONSerialization` escapes an `x5c` chain's kilobytes one character at a time on Linux, which made
-    /// it most of the cost of every payload the local App Store simulator signs.
     public static func sign(payload: Data, algorithm: SignatureAlgorithm, key: PrivateKey, kid: String? = nil,
                             typ: String? = nil, x5c: [Certificate]? = nil) throws -> String {
-        var header = #"{"alg":"# + jsonString(algorithm.rawValue)
-        if let kid { header += #","kid":"# + jsonString(kid) }
-        if let typ { header += #","typ":"# + jsonString(typ) }
-        if let x5c {
-            // Standard base64 needs no JSON escaping.
-            header += #","x5c":["# + x5c.map { "\"\($0.der.base64EncodedString())\"" }.joined(separator: ",") + "]"
-        }
-        header += "}"
-        let input = Base64URL.encode(header.utf8) + "." + Base64URL.encode(payload)
-        let signature = try algorithm.sign(Data(input.utf8), with: key)
+        try sign(payload: payload, header: JWSSigningHeader(algorithm: algorithm, kid: kid, typ: typ, x5c: x5c), key: key)
+    }
+
+    /// Signs `payload` under a header encoded beforehand.
+    public static func sign(payload: Data, header: JWSSigningHeader, key: PrivateKey) throws -> String {
+        let input = header.encoded + "." + Base64URL.encode(payload)
+        let signature = try header.algorithm.sign(Data(input.utf8), with: key)
         return input + "." + Base64URL.encode(signature)
     }
 
-    /// `value` as a JSON string (RFC 8259 §7), escaped on UTF-8 bytes: every escaped byte is ASCII, so
-    /// never part of a multi-byte sequence.
-    private static func jsonString(_ value: String) -> String {
-        var out: [UInt8] = [UInt8(ascii: "\"")]
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
-            case 0..<0x20: out += Array(String(format: "\\u%04x", byte).utf8)
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-        return String(decoding: out, as: UTF8.self)
-    }
 }
 
 /// RSA signing keys from a JSON Web Key Set (RFC 7517), by `kid` — how Google publishes the keys that sign

@@ -129,8 +129,8 @@ final class CurlTransfer: @unchecked Sendable {
         if line.hasPrefix("HTTP/") {
             headers.removeAll()
         } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = line[..<colon].trimmingHTTPWhitespace.lowercased()
+            let value = line[line.index(after: colon)...].trimmingHTTPWhitespace
             headers.append((name, value))
         }
         return bytes.count

@@ -34,7 +34,7 @@ public enum HTTPRetry: Sendable, Equatable {
     /// RFC 9110 §10.2.3: delay-seconds or an HTTP-date (IMF-fixdate; the obsolete RFC 850 and asctime forms
     /// are accepted too, as recipients must).
     static func retryAfter(_ value: String, now: Date) -> Duration? {
-        let value = value.trimmingCharacters(in: .whitespaces)
+        let value = value.trimmingHTTPWhitespace
         if let seconds = Int(value) { return seconds >= 0 ? .seconds(seconds) : nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

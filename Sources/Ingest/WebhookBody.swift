@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 
 /// Which store a webhook endpoint receives from, and the job kind its notifications become.
 public enum WebhookSource: String, Sendable, CaseIterable {
@@ -35,7 +36,7 @@ public enum WebhookBody {
                 return Rejection(reason: "body has no signedPayload string")
             }
             // Three parts are two dots; counting them avoids building the parts for every webhook.
-            guard signed.utf8.reduce(0, { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) }) == 2 else {
+            guard dots(in: signed) == 2 else {
                 return Rejection(reason: "signedPayload is not a compact JWS")
             }
         case .googlePlay:
@@ -51,9 +52,18 @@ public enum WebhookBody {
         return nil
     }
 
+    private static func dots(in text: String) -> Int {
+        var text = text
+        return text.withUTF8 { bytes in
+            var count = 0
+            for byte in bytes where byte == UInt8(ascii: ".") { count += 1 }
+            return count
+        }
+    }
+
     /// The account's host from a `Host` header: lowercase, without port, or nil when it is not a host name.
     public static func host(fromHeader value: String?) -> String? {
-        guard var host = value?.trimmingCharacters(in: .whitespaces).lowercased(), !host.isEmpty, host.utf8.count <= 253 + 6
+        guard var host = value?.trimmingHTTPWhitespace.lowercased(), !host.isEmpty, host.utf8.count <= 253 + 6
         else { return nil }
         if let colon = host.lastIndex(of: ":"), host[host.index(after: colon)...].allSatisfy(\.isNumber) {
             host = String(host[..<colon])

@@ -4,7 +4,8 @@ public enum JSON {
     /// escaped is ASCII, so never part of a multi-byte sequence): strings of kilobytes — signed payloads the
     /// simulator posts, JWS in `--json` output — took far longer appended one Unicode scalar at a time.
     public static func appendString(_ value: String, to out: inout String) {
-        if !value.utf8.contains(where: needsEscape) {
+        var value = value
+        if !value.withUTF8({ $0.contains(where: needsEscape) }) {
             out += "\""
             out += value
             out += "\""

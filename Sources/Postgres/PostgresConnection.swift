@@ -77,13 +77,13 @@ public actor PostgresConnection {
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
         let conn = try liveHandle()
         guard !parameters.isEmpty, let name = try preparedName(sql, parameterCount: parameters.count) else {
-            let result = withParameters(parameters) { values in
-                PQexecParams(conn, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            let result = withParameters(parameters) { values, lengths, formats in
+                PQexecParams(conn, sql, Int32(parameters.count), nil, values, lengths, formats, 0)
             }
             return try consume(result)
         }
-        let result = withParameters(parameters) { values in
-            PQexecPrepared(conn, name, Int32(parameters.count), values, nil, nil, 0)
+        let result = withParameters(parameters) { values, lengths, formats in
+            PQexecPrepared(conn, name, Int32(parameters.count), values, lengths, formats, 0)
         }
         do {
             return try consume(result)
@@ -262,8 +262,33 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>
     return body(copies.map { UnsafePointer($0) } + [nil])
 }
 
-private func withParameters<R>(_ parameters: [any PostgresEncodable], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
-    let copies = parameters.map { $0.postgresText.map { strdup($0) } ?? nil }
+/// libpq's parallel arrays for `parameters`: each value's bytes (NUL-terminated text, or binary), its length
+/// and its format. Copies stay valid for the whole call.
+private func withParameters<R>(
+    _ parameters: [any PostgresEncodable],
+    _ body: (_ values: [UnsafePointer<CChar>?], _ lengths: [Int32], _ formats: [Int32]) -> R
+) -> R {
+    var copies: [UnsafeMutablePointer<CChar>?] = []
+    var lengths: [Int32] = []
+    var formats: [Int32] = []
+    copies.reserveCapacity(parameters.count)
+    lengths.reserveCapacity(parameters.count)
+    formats.reserveCapacity(parameters.count)
+    for parameter in parameters {
+        if let binary = parameter as? any PostgresBinaryEncodable {
+            var bytes: [UInt8] = []
+            binary.appendPostgresBinary(to: &bytes)
+            let copy = malloc(max(bytes.count, 1))!
+            bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            copies.append(copy.assumingMemoryBound(to: CChar.self))
+            lengths.append(Int32(bytes.count))
+            formats.append(1)
+        } else {
+            copies.append(parameter.postgresText.map { strdup($0) } ?? nil)
+            lengths.append(0)
+            formats.append(0)
+        }
+    }
     defer { copies.forEach { free($0) } }
-    return body(copies.map { UnsafePointer($0) })
+    return body(copies.map { UnsafePointer($0) }, lengths, formats)
 }

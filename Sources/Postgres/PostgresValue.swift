@@ -7,6 +7,18 @@ public protocol PostgresEncodable: Sendable {
     var postgresText: String? { get }
 }
 
+/// A value sent in PostgreSQL's binary format instead of text: `bytea`, whose hex text is twice the bytes'
+/// size and costs a pass to write and another for the server to parse — ingest sends every webhook body.
+/// The statement must name the parameter's type (`$1::bytea`), as every statement here does.
+public protocol PostgresBinaryEncodable: PostgresEncodable {
+    func appendPostgresBinary(to buffer: inout [UInt8])
+}
+
+/// A binary-format value that can also travel inside a binary array, which names its elements' type.
+public protocol PostgresBinaryElement: PostgresBinaryEncodable {
+    static var postgresTypeOID: UInt32 { get }
+}
+
 /// A Swift value that can be read from a column in PostgreSQL's text format.
 public protocol PostgresDecodable {
     init(postgresText: String) throws
@@ -59,8 +71,15 @@ extension Bool: PostgresEncodable, PostgresDecodable {
     }
 }
 
-/// `bytea`, exchanged in PostgreSQL's hex format (`\x0a1b…`).
-extension Data: PostgresEncodable, PostgresDecodable {
+/// `bytea`: sent in binary, read in PostgreSQL's hex format (`\x0a1b…`).
+extension Data: PostgresBinaryElement, PostgresDecodable {
+    public static var postgresTypeOID: UInt32 { 17 }
+
+    public func appendPostgresBinary(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: self)
+    }
+
+
     /// Reads the bytes through one buffer: ingest stores every webhook body this way, and `Data`'s iterator
     /// cost more than the hex digits themselves.
     public var postgresText: String? {
@@ -78,29 +97,30 @@ extension Data: PostgresEncodable, PostgresDecodable {
     }
 
     public init(postgresText: String) throws {
-        let utf8 = Array(postgresText.utf8)
-        guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0 else {
-            throw PostgresError.undecodable(String(postgresText.prefix(16)), as: "Data (bytea hex)")
-        }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-            default: nil
+        var text = postgresText
+        let decoded: Data? = text.withUTF8 { utf8 in
+            guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0
+            else { return nil }
+            var bytes = [UInt8](repeating: 0, count: (utf8.count - 2) / 2)
+            for index in bytes.indices {
+                let high = Self.nibbles[Int(utf8[2 + 2 * index])], low = Self.nibbles[Int(utf8[3 + 2 * index])]
+                guard high | low < 16 else { return nil }
+                bytes[index] = high << 4 | low
             }
+            return Data(bytes)
         }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity((utf8.count - 2) / 2)
-        var index = 2
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else {
-                throw PostgresError.undecodable("bytea", as: "Data (bytea hex)")
-            }
-            bytes.append(high << 4 | low)
-            index += 2
+        guard let decoded else { throw PostgresError.undecodable(String(postgresText.prefix(16)), as: "Data (bytea hex)") }
+        self = decoded
+    }
+
+    /// Each byte's value as a hex digit, or 0xff: the lease reads every job's body, kilobytes of hex.
+    private static let nibbles: [UInt8] = (0...255).map { byte -> UInt8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt8(byte) - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt8(byte) - UInt8(ascii: "A") + 10
+        default: 0xff
         }
-        self = Data(bytes)
     }
 }
 
@@ -218,6 +238,30 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
         }
         text.append(UInt8(ascii: "}"))
         return String(decoding: text, as: UTF8.self)
+    }
+}
+
+/// PostgreSQL's binary array format (`array_recv`): dimensions, a null flag, the element type, then each
+/// element as a length and its bytes, all integers big-endian.
+extension PostgresArray: PostgresBinaryEncodable where Element: PostgresBinaryElement {
+    public func appendPostgresBinary(to buffer: inout [UInt8]) {
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
+        }
+        append(Int32(elements.isEmpty ? 0 : 1))
+        append(Int32(0))
+        append(Element.postgresTypeOID)
+        if !elements.isEmpty {
+            append(Int32(elements.count))
+            append(Int32(1))
+        }
+        var element: [UInt8] = []
+        for value in elements {
+            element.removeAll(keepingCapacity: true)
+            value.appendPostgresBinary(to: &element)
+            append(Int32(element.count))
+            buffer += element
+        }
     }
 }
 

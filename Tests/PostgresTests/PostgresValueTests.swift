@@ -178,6 +178,26 @@ struct PostgresValueTests {
         }
     }
 
+    @Test("PostgresArray of Data goes in binary and unnests byte for byte, in order", arguments: [
+        [Data]([]), [Data()], [Data([0]), Data(UInt8.min...UInt8.max), Data(#"{"a":"\\","b":"}"}"#.utf8)],
+        [Data(repeating: 0x22, count: 12_000), Data("é".utf8), Data()],
+    ])
+    func binaryDataArray(_ values: [Data]) async throws {
+        #expect(PostgresArray(values) as any PostgresEncodable is any PostgresBinaryEncodable)
+        try await TestDatabase.with(poolSize: 1) { db in
+            let rows = try await db.pool.query(
+                "SELECT x FROM unnest($1::bytea[]) WITH ORDINALITY AS u(x, i) ORDER BY i", [PostgresArray(values)])
+            #expect(try rows.map { try $0.decode(0, as: Data.self) } == values)
+            let count: Int = try await db.pool.scalar("SELECT coalesce(cardinality($1::bytea[]), 0)", [PostgresArray(values)])
+            #expect(count == values.count)
+        }
+    }
+
+    @Test("hex bytea that is malformed fails to decode", arguments: [#"\x0"#, #"\xzz"#, "0a1b", #"\x0g"#, ""])
+    func malformedHex(_ text: String) {
+        #expect(throws: PostgresError.self) { try Data(postgresText: text) }
+    }
+
     @Test("PostgresArray of String survives quotes, commas, backslashes, braces and NULL")
     func stringArray() async throws {
         let values: [String?] = [

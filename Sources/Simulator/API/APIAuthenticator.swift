@@ -13,6 +13,19 @@ struct APIAuthenticator: Sendable {
     static let clockSkew: Int64 = 60
 
     let apps: [String: SimulatedApp]
+    /// Tokens already accepted, until they expire: a client reuses its token for many requests (StoreSync
+    /// for up to an hour), and verifying its signature on each cost as much as signing the answer.
+    private let accepted = Locked<[String: Accepted]>([:])
+    private static let acceptedLimit = 1024
+
+    init(apps: [String: SimulatedApp]) {
+        self.apps = apps
+    }
+
+    private struct Accepted {
+        let bundleID: String
+        let expires: Int64
+    }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -33,7 +46,11 @@ struct APIAuthenticator: Sendable {
         guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             return .failure(Failure("Authorization is not a Bearer token"))
         }
-        let token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let token = authorization.dropFirst(7).trimmingHTTPWhitespace
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        if let known = accepted.withLock({ $0[token] }), known.expires > seconds, let app = apps[known.bundleID] {
+            return .success(app)
+        }
         let jws: CompactJWS
         let claims: Claims
         do {
@@ -66,11 +83,14 @@ struct APIAuthenticator: Sendable {
         guard let issuedAt = claims.iat, let expires = claims.exp else {
             return .failure(Failure("iat and exp are required"))
         }
-        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
         guard expires > seconds else { return .failure(Failure("token expired at \(expires), now is \(seconds)")) }
         guard issuedAt <= seconds + Self.clockSkew else { return .failure(Failure("token issued in the future (iat \(issuedAt))")) }
         guard expires - issuedAt <= 3600 else {
             return .failure(Failure("token lives \(expires - issuedAt) s; at most 3600 s are allowed"))
+        }
+        accepted.withLock { accepted in
+            if accepted.count >= Self.acceptedLimit { accepted.removeAll() }
+            accepted[token] = Accepted(bundleID: bundleID, expires: expires)
         }
         return .success(app)
     }

@@ -38,7 +38,7 @@ final class AccessTokens: Sendable {
         guard authorization.utf8.count <= 4096, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             return "Authorization is not a Bearer token"
         }
-        let token = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let token = authorization.dropFirst(7).trimmingHTTPWhitespace
         guard let expiry = issued.withLock({ $0.expiries[token] }) else { return "the access token was not issued here" }
         guard expiry > now else { return "the access token expired at \(expiry)" }
         return nil
