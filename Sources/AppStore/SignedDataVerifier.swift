@@ -70,6 +70,16 @@ public struct SignedDataVerifier: Sendable {
         return payload
     }
 
+    /// A `signedTransactionInfo` taken from a notification this verifier has verified. The notification's
+    /// signature covers the nested token byte for byte, so checking the nested signature again would prove
+    /// nothing more and cost as much as the first check; its format, bundle and environment are still checked.
+    public func enclosedTransaction(_ jws: String) throws -> TransactionPayload {
+        let payload: TransactionPayload = try Self.decoded(try Self.parts(jws))
+        try checkBundle(payload.bundleId)
+        try checkEnvironment(payload.environment)
+        return payload
+    }
+
     /// A `signedRenewalInfo`, verified and decoded (it carries no bundle id, so only the environment is checked).
     public func verifyRenewalInfo(_ jws: String, now: Date = Date()) throws -> RenewalInfoPayload {
         let payload: RenewalInfoPayload = try verified(jws, now: now)
@@ -94,20 +104,8 @@ public struct SignedDataVerifier: Sendable {
     static let plausibleDates = Date(timeIntervalSince1970: 946_684_800)...Date(timeIntervalSince1970: 7_258_118_400)
 
     private func verified<T: SignedPayload>(_ jws: String, now: Date) throws -> T {
-        let token: JWSParts
-        do {
-            token = try JWSParts(jws)
-        } catch let error as CryptoError {
-            throw AppStoreVerificationError(.invalidFormat, error.reason)
-        }
-        let payload: T
-        do {
-            payload = try token.payload.withUnsafeBytes { bytes in
-                try bytes.withMemoryRebound(to: UInt8.self) { try JSONReader.read($0, T.init(json:)) }
-            }
-        } catch let error as JSONReaderError {
-            throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(error)")
-        }
+        let token = try Self.parts(jws)
+        let payload: T = try Self.decoded(token)
         let validationTime = payload.signedDate ?? now
         // The date comes from the unverified payload and picks the validation time: keep it to dates a real
         // payload can carry before it reaches any arithmetic.
@@ -122,6 +120,24 @@ public struct SignedDataVerifier: Sendable {
             throw AppStoreVerificationError(.verificationFailure, error.reason)
         }
         return payload
+    }
+
+    private static func parts(_ jws: String) throws -> JWSParts {
+        do {
+            return try JWSParts(jws)
+        } catch let error as CryptoError {
+            throw AppStoreVerificationError(.invalidFormat, error.reason)
+        }
+    }
+
+    private static func decoded<T: SignedPayload>(_ token: JWSParts) throws -> T {
+        do {
+            return try token.payload.withUnsafeBytes { bytes in
+                try bytes.withMemoryRebound(to: UInt8.self) { try JSONReader.read($0, T.init(json:)) }
+            }
+        } catch let error as JSONReaderError {
+            throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(error)")
+        }
     }
 
     /// The header's checks: ES256, three certificates, and the path they form (see `validateChain`).

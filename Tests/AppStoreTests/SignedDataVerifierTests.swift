@@ -305,6 +305,31 @@ struct SignedDataVerifierTests {
         #expect(payload.revocationDate == nil)
     }
 
+    @Test("a transaction enclosed in a verified notification is decoded and its claims checked, its signature not again",
+          arguments: [
+              (Payloads.transaction(), nil),
+              (Payloads.transaction(bundleID: "com.example.other"), AppStoreVerificationError.Code.invalidAppIdentifier),
+              (Payloads.transaction(environment: "Sandbox"), AppStoreVerificationError.Code.invalidEnvironment),
+          ] as [(Data, AppStoreVerificationError.Code?)])
+    func enclosedTransaction(_ payload: Data, _ expected: AppStoreVerificationError.Code?) throws {
+        let token = try signed(payload, by: { try PKIs.foreign.get() })
+        let verifier = try Verifiers.production()
+        #expect(throws: AppStoreVerificationError.self) { try verifier.verifyTransaction(token, now: Fixture.now) }
+        guard let expected else {
+            #expect(try verifier.enclosedTransaction(token).transactionId == "2000000123456789")
+            return
+        }
+        #expect { try verifier.enclosedTransaction(token) } throws: { ($0 as? AppStoreVerificationError)?.code == expected }
+    }
+
+    @Test("an enclosed transaction that is not a JWS of a transaction object is refused as invalid format",
+          arguments: ["", "a.b", "bm90IGpzb24.bm90IGpzb24.c2ln"])
+    func enclosedTransactionFormat(_ token: String) throws {
+        #expect { try Verifiers.production().enclosedTransaction(token) } throws: {
+            ($0 as? AppStoreVerificationError)?.code == .invalidFormat
+        }
+    }
+
     @Test("a valid renewal info verifies and decodes (it has no bundle id to check)")
     func validRenewal() throws {
         let token = try signed(Payloads.renewal())

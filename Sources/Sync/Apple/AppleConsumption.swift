@@ -20,7 +20,7 @@ struct AppleConsumptionScheduler: Sendable {
         let transaction: TransactionPayload
         do {
             transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
-                .verifyTransaction(signed)
+                .enclosedTransaction(signed)
         } catch let error as AppStoreVerificationError {
             throw StoreFailures.verification(error)
         }

@@ -72,7 +72,7 @@ struct AppleNotificationHandler: JobHandler {
         let transaction: TransactionPayload
         do {
             transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
-                .verifyTransaction(signedTransaction)
+                .enclosedTransaction(signedTransaction)
         } catch let error as AppStoreVerificationError {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
