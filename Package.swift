@@ -45,7 +45,7 @@ let package = Package(
 
         // Domain. StoreModel holds the values the stores and the mirror exchange; it has no I/O.
         .target(name: "StoreModel", swiftSettings: strict),
-        .target(name: "Mirror", dependencies: ["StoreModel", "Postgres"], swiftSettings: strict),
+        .target(name: "Mirror", dependencies: ["StoreModel", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel"],

@@ -273,45 +273,20 @@ public final class AppStoreAPIClient: Sendable {
         }
     }
 
-    private static func decode<T: Decodable>(_ type: T.Type, _ response: HTTPClientResponse, _ call: Call)
+    private static func decode<T: JSONReadable>(_ type: T.Type, _ response: HTTPClientResponse, _ call: Call)
         throws(AppStoreAPIError) -> T
     {
         do {
-            return try JSONDecoder().decode(type, from: response.body)
+            return try response.body.withUnsafeBytes { bytes in
+                try bytes.withMemoryRebound(to: UInt8.self) { try JSONReader.read($0, T.init(json:)) }
+            }
         } catch {
-            throw invalid(call, "the body is not a \(type) JSON object (\(response.body.count) bytes)")
+            throw invalid(call, "the body is not a \(type) JSON object (\(response.body.count) bytes): \(error)")
         }
     }
 
     private static func invalid(_ call: Call, _ reason: String) -> AppStoreAPIError {
         AppStoreAPIError(.invalidResponse, "\(call): \(reason)")
-    }
-
-    /// `StatusResponse`, as Apple documents it.
-    private struct StatusResponse: Decodable {
-        let environment: AppStoreEnvironment?
-        let bundleId: String?
-        let appAppleId: Int64?
-        let data: [Group]?
-
-        struct Group: Decodable {
-            let subscriptionGroupIdentifier: String?
-            let lastTransactions: [Item]?
-        }
-
-        struct Item: Decodable {
-            let status: Int?
-            let originalTransactionId: String?
-            let signedTransactionInfo: String?
-            let signedRenewalInfo: String?
-        }
-    }
-
-    /// `HistoryResponse`, as Apple documents it (only the fields the mirror reads).
-    private struct HistoryResponse: Decodable {
-        let revision: String?
-        let hasMore: Bool?
-        let signedTransactions: [String]?
     }
 }
 
@@ -331,12 +306,3 @@ public struct NotificationHistoryPage: Sendable {
     public let paginationToken: String?
 }
 
-struct NotificationHistoryResponse: Decodable {
-    struct Item: Decodable {
-        let signedPayload: String?
-    }
-
-    let notificationHistory: [Item]?
-    let hasMore: Bool?
-    let paginationToken: String?
-}

@@ -187,7 +187,7 @@ struct JSONReader {
         case UInt8(ascii: "{"):
             try readObject { reader, _ in try reader.skipValue() }
         case UInt8(ascii: "["):
-            try skipArray()
+            try readArray { try $0.skipValue() }
         case UInt8(ascii: "\""):
             _ = try scanString()
         case UInt8(ascii: "t"):
@@ -203,7 +203,9 @@ struct JSONReader {
         }
     }
 
-    private mutating func skipArray() throws {
+    /// Reads an array, calling `element` for each element, which must read or skip it.
+    mutating func readArray(_ element: (inout JSONReader) throws -> Void) throws {
+        guard try peekValue() == UInt8(ascii: "[") else { throw mismatch(expected: "an array") }
         try enterContainer()
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
@@ -212,7 +214,7 @@ struct JSONReader {
             return
         }
         while true {
-            try skipValue()
+            try element(&self)
             skipWhitespace()
             guard index < bytes.count else { throw malformed("unterminated array") }
             let separator = bytes[index]
@@ -464,7 +466,7 @@ struct JSONReader {
     }
 
     /// The value at `index` is valid JSON's first byte but not what the field takes (or not JSON at all).
-    private func mismatch(expected: String) -> JSONReaderError {
+    func mismatch(expected: String) -> JSONReaderError {
         let found = switch bytes[index] {
         case UInt8(ascii: "{"): "an object"
         case UInt8(ascii: "["): "an array"

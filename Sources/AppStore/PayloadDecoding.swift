@@ -5,8 +5,7 @@ import Foundation
 ///
 /// The payload types keep optional fields as `internal(set) var` so that a reader can fill them one by one
 /// as their keys come, in whatever order the document has them.
-protocol SignedPayload {
-    init(json reader: inout JSONReader) throws
+protocol SignedPayload: JSONReadable {
     var signedDate: Date? { get }
 }
 

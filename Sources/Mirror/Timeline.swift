@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 import StoreModel
 
@@ -14,11 +15,17 @@ struct Timeline {
         self.source = source
     }
 
+    /// Records an event; its detail becomes a JSON object of the non-nil values, keys sorted.
     mutating func add(_ kind: String, _ detail: [String: String?]) {
         kinds.append(kind)
-        let object = detail.compactMapValues { $0 }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        details.append(String(decoding: data, as: UTF8.self))
+        var json = "{"
+        for (index, (key, value)) in detail.compactMapValues({ $0 }).sorted(by: { $0.key < $1.key }).enumerated() {
+            if index > 0 { json += "," }
+            JSON.appendString(key, to: &json)
+            json += ":"
+            JSON.appendString(value, to: &json)
+        }
+        details.append(json + "}")
     }
 
     func write(on db: isolated PostgresConnection) throws {

@@ -269,6 +269,13 @@ struct AppStoreAPIClientTests {
         Failure(name: "200 without data", status: 200, body: #"{"environment":"Production"}"#, code: .invalidResponse,
                 retryable: false, fragment: "no data"),
         Failure(name: "302 (redirects are not followed)", status: 302, body: "", code: .invalidResponse, retryable: false),
+        Failure(name: "200 whose data is not an array", status: 200, body: #"{"data":"none"}"#, code: .invalidResponse,
+                retryable: false, fragment: "expected an array"),
+        Failure(name: "200 with a status as a string", status: 200,
+                body: #"{"data":[{"lastTransactions":[{"status":"1"}]}]}"#, code: .invalidResponse, retryable: false,
+                fragment: "status"),
+        Failure(name: "200 with trailing data", status: 200, body: #"{"data":[]} []"#, code: .invalidResponse,
+                retryable: false, fragment: "after the JSON value"),
     ]
 
     @Test("each failure is classified with its retryability, Retry-After and Apple's error", arguments: failures)
