@@ -57,8 +57,9 @@ public enum Mirror {
         }
         let linkedNow = if case .link = decision { true } else { false }
         // A token another token replaced (an upgrade) no longer speaks for the lineage: whatever its own state,
-        // only its charges count.
-        let fresh = !known.tokenReplaced && (known.asOf.map { snapshot.asOf >= $0 } ?? true)
+        // only its charges count. A token that replaces the one the mirror holds speaks for it, however old its
+        // snapshot: the predecessor may have been fetched later but says nothing newer.
+        let fresh = !known.tokenReplaced && (known.succeedsCurrentToken || known.asOf.map { snapshot.asOf >= $0 } ?? true)
 
         let purchaseID = try Records.upsertPurchase(snapshot, connection: connection, existingID: known.purchaseID,
                                                     customerID: customerID, fresh: fresh, historyRevision: historyRevision,
@@ -118,6 +119,8 @@ struct KnownState {
     let token: Linking.TokenMatch
     /// The snapshot's purchase token was replaced by a later one of the lineage.
     let tokenReplaced: Bool
+    /// The snapshot's token replaced a token the mirror still holds as the lineage's current one.
+    let succeedsCurrentToken: Bool
 
     static func read(snapshot: StoreSnapshot, connection: StoreConnection,
                      on db: isolated PostgresConnection) throws -> KnownState {
@@ -130,11 +133,13 @@ struct KnownState {
                    (SELECT customer_id::text FROM account_tokens WHERE token = $5::uuid AND account_id = $6),
                    (SELECT id::text FROM customers WHERE id = $5::uuid AND account_id = $6),
                    EXISTS (SELECT 1 FROM purchase_tokens
-                           WHERE connection_id = $1 AND purchase_token = $7 AND replaced_by IS NOT NULL)
+                           WHERE connection_id = $1 AND purchase_token = $7 AND replaced_by IS NOT NULL),
+                   EXISTS (SELECT 1 FROM purchase_tokens
+                           WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL)
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
-                  connection.accountID, snapshot.purchaseToken])[0]
+                  connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens)])[0]
         let token: Linking.TokenMatch
         if snapshot.accountToken == nil {
             token = .none
@@ -149,6 +154,6 @@ struct KnownState {
         return KnownState(planPriceID: try row.decodeOptional(0), purchaseID: try row.decodeOptional(1),
                           customerID: try row.decodeOptional(2), asOf: try row.decodeOptional(3),
                           state: stateName.flatMap(StoreState.init(rawValue:)), token: token,
-                          tokenReplaced: try row.decode(7))
+                          tokenReplaced: try row.decode(7), succeedsCurrentToken: try row.decode(8))
     }
 }

@@ -96,14 +96,15 @@ public struct JobQueue: Sendable {
         var reports = [FinishReport?](repeating: nil, count: batch.count)
         var results = batch.map(\.result)
 
+        let writing = batch.filter { if $0.writes != nil, case .completed = $0.result { true } else { false } }
+        let held: Set<Int64> = writing.isEmpty ? [] : Set(try connection.query(Statements.lockLeases, [
+            owner, PostgresArray(writing.map(\.lease.id)), PostgresArray(writing.map(\.lease.attempt)),
+        ]).map { try $0.decode(0) })
         for (index, finish) in batch.enumerated() {
             guard let writes = finish.writes, case .completed = finish.result else { continue }
             do {
-                try connection.transaction { connection in
-                    let held = try connection.query(Statements.lockLease, [finish.lease.id, finish.lease.attempt, owner])
-                    guard !held.isEmpty else { throw LeaseLost() }
-                    try writes(connection)
-                }
+                guard held.contains(finish.lease.id) else { throw LeaseLost() }
+                try connection.transaction { connection in try writes(connection) }
             } catch is LeaseLost {
                 reports[index] = .leaseLost
                 results[index] = .completed(outcome: "lease lost")

@@ -54,9 +54,14 @@ enum Statements {
         WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
         """
 
-    /// Takes the row lock before a job's own writes run, so the fence cannot change underneath them.
-    static let lockLease = """
-        SELECT 1 FROM jobs WHERE id = $1 AND attempt = $2 AND lease_owner = $3 FOR UPDATE
+    /// Takes the row locks before the jobs' own writes run, so the fence cannot change underneath them; in id
+    /// order, so two transactions locking overlapping sets cannot deadlock. A job not returned has lost its lease.
+    static let lockLeases = """
+        SELECT j.id FROM jobs j
+        JOIN unnest($2::bigint[], $3::integer[]) AS f(id, attempt) ON j.id = f.id AND j.attempt = f.attempt
+        WHERE j.lease_owner = $1
+        ORDER BY j.id
+        FOR UPDATE OF j
         """
 
     static let complete = """

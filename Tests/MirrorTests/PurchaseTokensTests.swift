@@ -46,4 +46,30 @@ import Testing
             #expect(unknown == nil)
         }
     }
+
+    /// Two notifications of one upgrade processed together: the old token is fetched after the new one but
+    /// committed first. The successor's state must win although its snapshot is older.
+    @Test func aSuccessorTokenSupersedesItsPredecessorsStateWhateverTheFetchOrder() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database, store: .google)
+            try await fixture.map(MirrorFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
+            var old = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", state: .expired, token: nil,
+                                    asOfDay: 5)
+            old.purchaseToken = "token-a"
+            #expect(try await fixture.apply(old).state == .expired)
+
+            var successor = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", state: .active,
+                                          token: nil, asOfDay: 1, reference: "notification-2", event: "SUBSCRIPTION_PURCHASED")
+            successor.purchaseToken = "token-b"
+            successor.replacedTokens = ["token-a"]
+            let outcome = try await fixture.apply(successor)
+            #expect(outcome.applied && outcome.state == .active)
+
+            // Once recorded, the chain decides as before: the old token's later fetch is stale.
+            var later = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", state: .expired, token: nil,
+                                      asOfDay: 6, reference: "notification-3", event: "SUBSCRIPTION_EXPIRED")
+            later.purchaseToken = "token-a"
+            #expect(try await !fixture.apply(later).applied)
+        }
+    }
 }
