@@ -27,8 +27,11 @@ struct AppleRefetch {
         }
         do {
             let fetchedAt = Date()
-            let statuses = try await client.subscriptionStatuses(transactionID: transactionID)
-            let history = try await client.transactionHistory(transactionID: transactionID, revision: revision)
+            // Independent reads, sent together: a notification waits one store round trip, not two. The
+            // snapshot books the status's latest transaction too, so a renewal the history missed is not lost.
+            async let pendingStatuses = client.subscriptionStatuses(transactionID: transactionID)
+            async let pendingHistory = client.transactionHistory(transactionID: transactionID, revision: revision)
+            let (statuses, history) = try await (pendingStatuses, pendingHistory)
             let snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
                                                                 history: history.transactions, source: source,
                                                                 fetchedAt: fetchedAt)
