@@ -1,3 +1,4 @@
+import HTTP
 import StoreModel
 
 /// The groups of App Store Server API endpoints Apple rate-limits separately.

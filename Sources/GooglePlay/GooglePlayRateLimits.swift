@@ -1,3 +1,5 @@
+import HTTP
+
 /// The Play Developer API endpoints the client calls, by the quota bucket Google counts them in, plus the OAuth
 /// token endpoint (which has no published quota and is never paced); what the observer reports.
 public enum GooglePlayEndpointFamily: String, Sendable, Hashable, CaseIterable {
@@ -95,13 +97,13 @@ public struct GooglePlayRateLimits: Sendable, Equatable {
 /// One pacer per quota bucket of one store connection. An actor so that any number of concurrent jobs reserve
 /// slots without a lock; the waiting happens outside it, on the clock, never on a thread.
 actor GooglePlayRateLimiter {
-    private var pacers: [GooglePlayEndpointFamily: RequestPacer] = [:]
+    private var pacers: [GooglePlayEndpointFamily: TokenBucket] = [:]
 
     /// - Precondition: every limit is positive (`GooglePlayAPIClient` checks before creating one).
     init(_ limits: GooglePlayRateLimits) {
         for family in GooglePlayEndpointFamily.allCases {
             if let limit = limits[family] {
-                pacers[family] = RequestPacer(perMinute: limit.perMinute, burst: limit.burst, maximumWait: limits.maximumWait)
+                pacers[family] = TokenBucket(perMinute: limit.perMinute, burst: limit.burst, maximumWait: limits.maximumWait)
             }
         }
     }
@@ -119,7 +121,7 @@ actor GooglePlayRateLimiter {
         }
     }
 
-    private func reserve(_ family: GooglePlayEndpointFamily) -> RequestPacer.Reservation {
+    private func reserve(_ family: GooglePlayEndpointFamily) -> TokenBucket.Reservation {
         let now = ContinuousClock.now
         guard var pacer = pacers[family] else { return .at(now) }
         let reservation = pacer.reserve(now: now)

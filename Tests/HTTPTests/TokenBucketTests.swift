@@ -1,7 +1,7 @@
-import AppStore
+import HTTP
 import Testing
 
-/// Guards `TokenBucket`, the schedule behind the App Store client's rate limits: a burst goes at once, the
+/// Guards `TokenBucket`, the schedule behind both store clients' rate limits: a burst goes at once, the
 /// rest at the sustained rate in arrival order, an idle bucket refills, and a wait beyond the bound is
 /// refused without taking a slot. Pure arithmetic on instants: no time passes.
 @Suite("Token bucket")
@@ -62,5 +62,17 @@ struct TokenBucketTests {
         #expect(bucket.reserve(now: now) == .at(now))
         #expect(bucket.reserve(now: now + .milliseconds(100)) == .refused(wait: .milliseconds(400)))
         #expect(bucket.interval == .milliseconds(500))
+    }
+
+    @Test("a per-minute limit (Google's) and a per-second one (Apple's) pace alike at the same rate")
+    func perMinuteAndPerSecond() {
+        let now = ContinuousClock.now
+        var google = TokenBucket(perMinute: 120, burst: 1, maximumWait: .seconds(10))
+        var apple = TokenBucket(perSecond: 2, burst: 1, maximumWait: .seconds(10))
+        #expect(google.interval == apple.interval)
+        for step in 0..<3 {
+            #expect(google.reserve(now: now) == .at(now + .milliseconds(500 * step)))
+            #expect(apple.reserve(now: now) == .at(now + .milliseconds(500 * step)))
+        }
     }
 }
