@@ -77,7 +77,7 @@ public struct IngestService: Sendable {
         if let rejection = WebhookBody.check(request.body, from: source) {
             logger.warning("webhook body rejected", [
                 "route": .string(source.path), "host": .string(host), "reason": .string(rejection.reason),
-                "bytes": .int(request.body.count), "sha256": .string(Digest.sha256(request.body).hexString),
+                "bytes": .int(request.body.count), "sha256": .string(Hex.encode(Digest.sha256(request.body))),
             ])
             return .json(400, #"{"error":\#(JSON.quoted(rejection.reason))}"#)
         }
@@ -123,9 +123,4 @@ extension IngestService {
             return Array(repeating: .failure(failure), count: batch.count)
         }
     }
-}
-
-extension Data {
-    /// Lowercase hex, for logging digests.
-    var hexString: String { map { String(format: "%02x", $0) }.joined() }
 }

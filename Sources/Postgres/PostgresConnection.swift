@@ -275,9 +275,7 @@ private func withParameters<R>(
     lengths.reserveCapacity(parameters.count)
     formats.reserveCapacity(parameters.count)
     for parameter in parameters {
-        if let binary = parameter as? any PostgresBinaryEncodable {
-            var bytes: [UInt8] = []
-            binary.appendPostgresBinary(to: &bytes)
+        if let bytes = parameter.postgresBinary {
             let copy = malloc(max(bytes.count, 1))!
             bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             copies.append(copy.assumingMemoryBound(to: CChar.self))

@@ -1,21 +1,23 @@
 import Foundation
 
-/// A Swift value that can be sent as a query parameter in PostgreSQL's text format.
+/// A Swift value that can be sent as a query parameter, in PostgreSQL's text format unless it has a binary one.
 /// Parameters are always bound (`$1…`), never spliced into SQL.
 public protocol PostgresEncodable: Sendable {
     /// The text representation, or nil for SQL NULL.
     var postgresText: String? { get }
+    /// The binary representation, or nil to send the text. Only `bytea` has one: its hex text is twice the
+    /// bytes' size and costs a pass to write and another for the server to parse, and ingest sends every
+    /// webhook body. The statement must name the parameter's type (`$1::bytea`), as every statement here does.
+    var postgresBinary: [UInt8]? { get }
 }
 
-/// A value sent in PostgreSQL's binary format instead of text: `bytea`, whose hex text is twice the bytes'
-/// size and costs a pass to write and another for the server to parse — ingest sends every webhook body.
-/// The statement must name the parameter's type (`$1::bytea`), as every statement here does.
-public protocol PostgresBinaryEncodable: PostgresEncodable {
-    func appendPostgresBinary(to buffer: inout [UInt8])
+extension PostgresEncodable {
+    public var postgresBinary: [UInt8]? { nil }
 }
 
-/// A binary-format value that can also travel inside a binary array, which names its elements' type.
-public protocol PostgresBinaryElement: PostgresBinaryEncodable {
+/// A value with a binary representation that can also travel inside a binary array, which names its
+/// elements' type.
+public protocol PostgresBinaryElement: PostgresEncodable {
     static var postgresTypeOID: UInt32 { get }
 }
 
@@ -75,9 +77,7 @@ extension Bool: PostgresEncodable, PostgresDecodable {
 extension Data: PostgresBinaryElement, PostgresDecodable {
     public static var postgresTypeOID: UInt32 { 17 }
 
-    public func appendPostgresBinary(to buffer: inout [UInt8]) {
-        buffer.append(contentsOf: self)
-    }
+    public var postgresBinary: [UInt8]? { Array(self) }
 
 
     /// Reads the bytes through one buffer: ingest stores every webhook body this way, and `Data`'s iterator
@@ -209,6 +209,7 @@ extension Date: PostgresEncodable, PostgresDecodable {
 
 extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
     public var postgresText: String? { self?.postgresText }
+    public var postgresBinary: [UInt8]? { self?.postgresBinary }
 }
 
 /// A one-dimensional array parameter (`bigint[]`, `text[]`, …), the way batches of ids are sent in one
@@ -239,29 +240,28 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
         text.append(UInt8(ascii: "}"))
         return String(decoding: text, as: UTF8.self)
     }
-}
 
-/// PostgreSQL's binary array format (`array_recv`): dimensions, a null flag, the element type, then each
-/// element as a length and its bytes, all integers big-endian.
-extension PostgresArray: PostgresBinaryEncodable where Element: PostgresBinaryElement {
-    public func appendPostgresBinary(to buffer: inout [UInt8]) {
+    /// PostgreSQL's binary array format (`array_recv`) when the elements have one: dimensions, a null flag,
+    /// the element type, then each element as a length and its bytes, all integers big-endian.
+    public var postgresBinary: [UInt8]? {
+        guard let elementType = Element.self as? any PostgresBinaryElement.Type else { return nil }
+        var buffer: [UInt8] = []
         func append<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.bigEndian) { buffer.append(contentsOf: $0) }
         }
         append(Int32(elements.isEmpty ? 0 : 1))
         append(Int32(0))
-        append(Element.postgresTypeOID)
+        append(elementType.postgresTypeOID)
         if !elements.isEmpty {
             append(Int32(elements.count))
             append(Int32(1))
         }
-        var element: [UInt8] = []
         for value in elements {
-            element.removeAll(keepingCapacity: true)
-            value.appendPostgresBinary(to: &element)
-            append(Int32(element.count))
-            buffer += element
+            guard let bytes = value.postgresBinary else { return nil }
+            append(Int32(bytes.count))
+            buffer += bytes
         }
+        return buffer
     }
 }
 

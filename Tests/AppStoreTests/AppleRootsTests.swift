@@ -11,13 +11,11 @@ struct AppleRootsTests {
     static let referenceFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../../shared/data/AppleRootCA-G3.cer").standardized
 
-    static func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
-
     @Test("the embedded root's SHA-256 fingerprint is the pinned one, and Apple's published one")
     func fingerprint() {
         let root = AppleRoots.rootCAG3
-        #expect(Self.hex(root.fingerprint) == AppleRoots.rootCAG3Fingerprint)
-        #expect(Self.hex(Digest.sha256(root.der)) == AppleRoots.rootCAG3Fingerprint)
+        #expect(Hex.encode(root.fingerprint) == AppleRoots.rootCAG3Fingerprint)
+        #expect(Hex.encode(Digest.sha256(root.der)) == AppleRoots.rootCAG3Fingerprint)
         // As published (agisboye/app-store-server-api `AppleRootCertificate`, apple.md §2.1).
         let published = "63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79"
         #expect(AppleRoots.rootCAG3Fingerprint == published.replacingOccurrences(of: ":", with: "").lowercased())
@@ -31,7 +29,7 @@ struct AppleRootsTests {
         #expect(loaded.count == 1)
         #expect(loaded.first?.der == AppleRoots.rootCAG3.der)
         #expect(loaded.first?.fingerprint == AppleRoots.rootCAG3.fingerprint)
-        #expect(loaded.first.map { Self.hex($0.fingerprint) } == AppleRoots.rootCAG3Fingerprint)
+        #expect(loaded.first.map { Hex.encode($0.fingerprint) } == AppleRoots.rootCAG3Fingerprint)
     }
 
     @Test("it is a self-signed P-384 certificate authority named Apple Root CA - G3")

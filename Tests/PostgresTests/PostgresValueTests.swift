@@ -183,13 +183,25 @@ struct PostgresValueTests {
         [Data(repeating: 0x22, count: 12_000), Data("é".utf8), Data()],
     ])
     func binaryDataArray(_ values: [Data]) async throws {
-        #expect(PostgresArray(values) as any PostgresEncodable is any PostgresBinaryEncodable)
+        #expect(PostgresArray(values).postgresBinary != nil)
         try await TestDatabase.with(poolSize: 1) { db in
             let rows = try await db.pool.query(
                 "SELECT x FROM unnest($1::bytea[]) WITH ORDINALITY AS u(x, i) ORDER BY i", [PostgresArray(values)])
             #expect(try rows.map { try $0.decode(0, as: Data.self) } == values)
             let count: Int = try await db.pool.scalar("SELECT coalesce(cardinality($1::bytea[]), 0)", [PostgresArray(values)])
             #expect(count == values.count)
+        }
+    }
+
+    @Test("an optional Data is NULL or its bytes; arrays of text types stay text")
+    func optionalDataAndTextArrays() async throws {
+        #expect(PostgresArray(["a"]).postgresBinary == nil)
+        #expect((nil as Data?).postgresBinary == nil)
+        try await TestDatabase.with(poolSize: 1) { db in
+            let row = try #require(try await db.pool.query("SELECT $1::bytea IS NULL, $2::bytea",
+                                                           [nil as Data?, Data([0, 0x5c, 0xff]) as Data?]).first)
+            #expect(try row.decode(0, as: Bool.self))
+            #expect(try row.decode(1, as: Data.self) == Data([0, 0x5c, 0xff]))
         }
     }
 

@@ -5,6 +5,6 @@ import Foundation
 /// a token to come back with the query it was issued for, and this lets a mismatch be refused.
 enum QueryFingerprint {
     static func of(_ parts: [String]) -> String {
-        Digest.sha256(Data(parts.joined(separator: "\u{1}").utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(Digest.sha256(Data(parts.joined(separator: "\u{1}").utf8)).prefix(8))
     }
 }

@@ -49,7 +49,7 @@ struct AppleSweepHandler: JobHandler {
                 var added = 0
                 for signedPayload in page.signedPayloads {
                     let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
-                    let digest = Digest.sha256(Data(signedPayload.utf8)).map { String(format: "%02x", $0) }.joined()
+                    let digest = Hex.encode(Digest.sha256(Data(signedPayload.utf8)))
                     if try JobQueue.enqueue(NewJob(kind: AppleNotificationHandler.kind,
                                                    payload: #"{"account_id":\#(connection.accountID),"source":"history"}"#,
                                                    raw: body, uniqueKey: "apple.history:\(digest)"), on: db) != nil {

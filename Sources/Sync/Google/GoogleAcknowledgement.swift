@@ -30,7 +30,7 @@ enum GoogleAcknowledgement {
         guard !acknowledged else { return }
         let task = Task(connectionID: connection.id, purchaseID: outcome.purchaseID, productID: snapshot.productID,
                         token: token)
-        let digest = Digest.sha256(Data(token.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
         _ = try JobQueue.enqueue(NewJob(kind: kind, payload: String(decoding: try JSONEncoder().encode(task), as: UTF8.self),
                                         priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
     }

@@ -25,7 +25,7 @@ final class PushKeyRing: Sendable {
     /// Google's kids are 40 hex digits; these are the first 20 bytes of the modulus's SHA-256.
     static func kid(for key: PrivateKey) throws -> String {
         let (modulus, _) = try key.publicKey.rsaComponents()
-        return Digest.sha256(modulus).prefix(20).map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(Digest.sha256(modulus).prefix(20))
     }
 
     var publishedKeyIDs: [String] { keys.withLock { $0.map(\.kid) } }
