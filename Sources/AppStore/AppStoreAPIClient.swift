@@ -277,9 +277,7 @@ public final class AppStoreAPIClient: Sendable {
         throws(AppStoreAPIError) -> T
     {
         do {
-            return try response.body.withUnsafeBytes { bytes in
-                try bytes.withMemoryRebound(to: UInt8.self) { try JSONReader.read($0, T.init(json:)) }
-            }
+            return try JSONReader.read(response.body, T.init(json:))
         } catch {
             throw invalid(call, "the body is not a \(type) JSON object (\(response.body.count) bytes): \(error)")
         }

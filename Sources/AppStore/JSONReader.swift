@@ -82,6 +82,12 @@ struct JSONReader {
         return value
     }
 
+    static func read<T>(_ data: Data, _ read: (inout JSONReader) throws -> T) throws -> T {
+        try data.withUnsafeBytes { bytes in
+            try bytes.withMemoryRebound(to: UInt8.self) { try Self.read($0, read) }
+        }
+    }
+
     // MARK: Values
 
     /// Reads an object, handing each key to `field`, which must read or skip that key's value.

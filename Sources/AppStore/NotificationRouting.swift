@@ -11,10 +11,22 @@ public struct NotificationRouting: Sendable, Equatable {
 
     /// Reads `signedPayload` out of a webhook body (`{"signedPayload": "…"}`) — the body is bounded by ingest.
     public static func signedPayload(fromBody body: Data) throws -> String {
-        guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any] else {
-            throw AppStoreVerificationError(.invalidFormat, "the body is not a JSON object")
+        let payload: String?
+        do {
+            payload = try JSONReader.read(body) { reader in
+                var payload: String?
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "signedPayload": payload = try reader.readString()
+                    default: try reader.skipValue()
+                    }
+                }
+                return payload
+            }
+        } catch {
+            throw AppStoreVerificationError(.invalidFormat, "the body is not a JSON object with a signedPayload string: \(error)")
         }
-        guard let payload = object["signedPayload"] as? String, !payload.isEmpty else {
+        guard let payload, !payload.isEmpty else {
             throw AppStoreVerificationError(.invalidFormat, "the body has no signedPayload string")
         }
         return payload
@@ -27,16 +39,46 @@ public struct NotificationRouting: Sendable, Equatable {
         } catch let error as CryptoError {
             throw AppStoreVerificationError(.invalidFormat, error.reason)
         }
-        guard let payload = try? JSONSerialization.jsonObject(with: parts.payload) as? [String: Any] else {
-            throw AppStoreVerificationError(.invalidFormat, "the payload is not a JSON object")
+        let sections: [String: Section]
+        do {
+            sections = try JSONReader.read(parts.payload) { reader in
+                var sections: [String: Section] = [:]
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "data", "summary", "appData", "externalPurchaseToken":
+                        sections[key.description] = try reader.readOptional(Section.init(json:))
+                    default: try reader.skipValue()
+                    }
+                }
+                return sections
+            }
+        } catch {
+            throw AppStoreVerificationError(.invalidFormat, "the payload is not a JSON object: \(error)")
         }
-        let section = ["data", "summary", "appData", "externalPurchaseToken"].lazy
-            .compactMap { payload[$0] as? [String: Any] }.first
-        guard let section, let bundle = section["bundleId"] as? String, !bundle.isEmpty, bundle.utf8.count <= 255 else {
+        let section = ["data", "summary", "appData", "externalPurchaseToken"].lazy.compactMap { sections[$0] }.first
+        guard let section, let bundle = section.bundleId, !bundle.isEmpty, bundle.utf8.count <= 255 else {
             throw AppStoreVerificationError(.invalidFormat, "the payload names no bundleId")
         }
         bundleID = bundle
-        environment = (section["environment"] as? String).map(AppStoreEnvironment.init(rawValue:))
-        appAppleID = (section["appAppleId"] as? NSNumber)?.int64Value
+        environment = section.environment
+        appAppleID = section.appAppleId
+    }
+
+    /// The fields routing reads from whichever section the payload has.
+    private struct Section {
+        var bundleId: String?
+        var environment: AppStoreEnvironment?
+        var appAppleId: Int64?
+
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "bundleId": bundleId = try reader.readString()
+                case "environment": environment = try reader.readEnvironment()
+                case "appAppleId": appAppleId = try reader.readInt64()
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 }

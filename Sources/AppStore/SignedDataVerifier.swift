@@ -132,9 +132,7 @@ public struct SignedDataVerifier: Sendable {
 
     private static func decoded<T: SignedPayload>(_ token: JWSParts) throws -> T {
         do {
-            return try token.payload.withUnsafeBytes { bytes in
-                try bytes.withMemoryRebound(to: UInt8.self) { try JSONReader.read($0, T.init(json:)) }
-            }
+            return try JSONReader.read(token.payload, T.init(json:))
         } catch let error as JSONReaderError {
             throw AppStoreVerificationError(.invalidFormat, "payload is not a \(T.self) JSON object: \(error)")
         }

@@ -1,0 +1,49 @@
+import AppStore
+import Crypto
+import Foundation
+import Testing
+
+/// Routing reads the unverified claims that pick a connection; anything it cannot read is an invalid format.
+@Suite struct NotificationRoutingTests {
+    @Test("signedPayload comes out of a webhook body, or the body is refused", arguments: [
+        (#"{"signedPayload":"a.b.c"}"#, "a.b.c"),
+        (#"{"other":[1,{"x":null}],"signedPayload":"a.b.c"}"#, "a.b.c"),
+        (#"{}"#, nil), (#"{"signedPayload":""}"#, nil), (#"{"signedPayload":1}"#, nil), (#"[]"#, nil),
+        (#"{"signedPayload":"a.b.c"} x"#, nil), ("", nil),
+    ] as [(String, String?)])
+    func body(_ body: String, _ expected: String?) throws {
+        guard let expected else {
+            #expect { try NotificationRouting.signedPayload(fromBody: Data(body.utf8)) } throws: {
+                ($0 as? AppStoreVerificationError)?.code == .invalidFormat
+            }
+            return
+        }
+        #expect(try NotificationRouting.signedPayload(fromBody: Data(body.utf8)) == expected)
+    }
+
+    static func token(_ payload: String) -> String {
+        [#"{"alg":"ES256"}"#, payload, "sig"].map { Base64URL.encode(Data($0.utf8)) }.joined(separator: ".")
+    }
+
+    @Test("the claims come from data, else summary, appData or externalPurchaseToken", arguments: [
+        (#"{"data":{"bundleId":"a.b","environment":"Sandbox","appAppleId":7}}"#, "a.b", "Sandbox", 7),
+        (#"{"data":null,"summary":{"bundleId":"s.b","environment":"Production"}}"#, "s.b", "Production", nil),
+        (#"{"externalPurchaseToken":{"bundleId":"e.b"},"appData":{"bundleId":"d.b"}}"#, "d.b", nil, nil),
+        (#"{"notificationType":"TEST","data":{"bundleId":"a.b","status":1,"x":[{}]}}"#, "a.b", nil, nil),
+    ] as [(String, String, String?, Int64?)])
+    func claims(_ payload: String, _ bundle: String, _ environment: String?, _ appAppleID: Int64?) throws {
+        let routing = try NotificationRouting(unverified: Self.token(payload))
+        #expect(routing.bundleID == bundle)
+        #expect(routing.environment?.rawValue == environment)
+        #expect(routing.appAppleID == appAppleID)
+    }
+
+    @Test("a payload without a readable bundle id is an invalid format", arguments: [
+        #"{}"#, #"{"data":{}}"#, #"{"data":{"bundleId":""}}"#, #"{"data":{"bundleId":5}}"#, #"{"data":"x"}"#, "not json",
+    ])
+    func refused(_ payload: String) {
+        #expect { try NotificationRouting(unverified: Self.token(payload)) } throws: {
+            ($0 as? AppStoreVerificationError)?.code == .invalidFormat
+        }
+    }
+}
