@@ -277,7 +277,7 @@ private func withParameters<R>(
     for parameter in parameters {
         if let bytes = parameter.postgresBinary {
             let copy = malloc(max(bytes.count, 1))!
-            bytes.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            bytes.withUnsafeBytes { if let base = $0.baseAddress { copy.copyMemory(from: base, byteCount: $0.count) } }
             copies.append(copy.assumingMemoryBound(to: CChar.self))
             lengths.append(Int32(bytes.count))
             formats.append(1)
