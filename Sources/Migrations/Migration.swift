@@ -30,5 +30,6 @@ extension Migration {
         Migration(version: 4, name: "google", bytes: PackageResources.V0004__google_sql),
         Migration(version: 5, name: "resync", bytes: PackageResources.V0005__resync_sql),
         Migration(version: 6, name: "body_compression", bytes: PackageResources.V0006__body_compression_sql),
+        Migration(version: 7, name: "purchase_updates", bytes: PackageResources.V0007__purchase_updates_sql),
     ]
 }

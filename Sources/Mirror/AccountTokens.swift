@@ -31,7 +31,7 @@ public enum AccountTokens {
         let token = UUID().uuidString.lowercased()
         let secret = randomSecret()
         _ = try db.query("""
-            INSERT INTO account_tokens (token, account_id, customer_id, secret_sha256) VALUES ($1::uuid, $2, $3::uuid, $4)
+            INSERT INTO account_tokens (token, account_id, customer_id, secret_sha256) VALUES ($1::uuid, $2, $3::uuid, $4::bytea)
             """, [token, accountID, customerID, sha256(Data(secret.utf8))])
         return Issued(token: token, secret: secret, reused: false)
     }
