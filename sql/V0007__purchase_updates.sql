@@ -5,6 +5,6 @@
 -- call in `bench pipeline`) instead of one through the unique index. The daily fan-out it was meant for
 -- filters on state and expiry with ORs the index cannot use, and scans by connection through the unique
 -- index as well. Without it, and with room left on each page, an update that does not link a customer is a
--- HOT update that touches no index.
+-- HOT update that touches no index (the fill factor applies to pages written from now on).
 DROP INDEX store_purchases_live_idx;
 ALTER TABLE store_purchases SET (fillfactor = 70);

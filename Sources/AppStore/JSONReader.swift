@@ -181,6 +181,11 @@ struct JSONReader {
         }
     }
 
+    /// A string, or nil for any other value, which is skipped (and checked as strictly as a read value).
+    mutating func readStringIfPresent() throws -> String? {
+        try peekValue() == UInt8(ascii: "\"") ? readString() : { try skipValue(); return nil }()
+    }
+
     /// nil for `null`, otherwise what `read` makes of the value.
     mutating func readOptional<T>(_ read: (inout JSONReader) throws -> T) throws -> T? {
         if try readNull() { return nil }

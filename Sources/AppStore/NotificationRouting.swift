@@ -9,7 +9,8 @@ public struct NotificationRouting: Sendable, Equatable {
     public let environment: AppStoreEnvironment?
     public let appAppleID: Int64?
 
-    /// Reads `signedPayload` out of a webhook body (`{"signedPayload": "…"}`) — the body is bounded by ingest.
+    /// Reads `signedPayload` out of a webhook body (`{"signedPayload": "…"}`) — the body is bounded by ingest,
+    /// which checks bodies with this same reading, so what it accepts the worker can read.
     public static func signedPayload(fromBody body: Data) throws -> String {
         let payload: String?
         do {
@@ -17,17 +18,17 @@ public struct NotificationRouting: Sendable, Equatable {
                 var payload: String?
                 try reader.readObject { reader, key in
                     switch key {
-                    case "signedPayload": payload = try reader.readString()
+                    case "signedPayload": payload = try reader.readStringIfPresent()
                     default: try reader.skipValue()
                     }
                 }
                 return payload
             }
         } catch {
-            throw AppStoreVerificationError(.invalidFormat, "the body is not a JSON object with a signedPayload string: \(error)")
+            throw AppStoreVerificationError(.invalidFormat, "body is not a JSON object (\(error))")
         }
         guard let payload, !payload.isEmpty else {
-            throw AppStoreVerificationError(.invalidFormat, "the body has no signedPayload string")
+            throw AppStoreVerificationError(.invalidFormat, "body has no signedPayload string")
         }
         return payload
     }

@@ -70,10 +70,12 @@ public struct SignedDataVerifier: Sendable {
         return payload
     }
 
-    /// A `signedTransactionInfo` taken from a notification this verifier has verified. The notification's
+    /// The `signedTransactionInfo` of a verified notification, or nil when it names none. The notification's
     /// signature covers the nested token byte for byte, so checking the nested signature again would prove
     /// nothing more and cost as much as the first check; its format, bundle and environment are still checked.
-    public func enclosedTransaction(_ jws: String) throws -> TransactionPayload {
+    /// Taking the notification, not a string, keeps unverified tokens out: only `verifyNotification` makes one.
+    public func enclosedTransaction(of notification: NotificationPayload) throws -> TransactionPayload? {
+        guard let jws = notification.data?.signedTransactionInfo else { return nil }
         let payload: TransactionPayload = try Self.decoded(try Self.parts(jws))
         try checkBundle(payload.bundleId)
         try checkEnvironment(payload.environment)

@@ -115,7 +115,6 @@ public struct CompactJWS: Sendable {
         let signature = try header.algorithm.sign(Data(input.utf8), with: key)
         return input + "." + Base64URL.encode(signature)
     }
-
 }
 
 /// RSA signing keys from a JSON Web Key Set (RFC 7517), by `kid` — how Google publishes the keys that sign

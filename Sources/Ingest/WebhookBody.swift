@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import HTTP
 
@@ -27,28 +28,39 @@ public enum WebhookBody {
     }
 
     public static func check(_ body: Data, from source: WebhookSource) -> Rejection? {
+        switch source {
+        case .apple: checkApple(body)
+        case .googlePlay: checkGoogle(body)
+        }
+    }
+
+    /// Read as the worker reads it, so a body accepted here is one the worker can route.
+    private static func checkApple(_ body: Data) -> Rejection? {
+        let signed: String
+        do {
+            signed = try NotificationRouting.signedPayload(fromBody: body)
+        } catch let error as AppStoreVerificationError {
+            return Rejection(reason: error.reason)
+        } catch {
+            return Rejection(reason: "body is not a JSON object")
+        }
+        // Three parts are two dots; counting them avoids building the parts for every webhook.
+        guard dots(in: signed) == 2 else { return Rejection(reason: "signedPayload is not a compact JWS") }
+        return nil
+    }
+
+    private static func checkGoogle(_ body: Data) -> Rejection? {
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
             return Rejection(reason: "body is not a JSON object")
         }
-        switch source {
-        case .apple:
-            guard let signed = object["signedPayload"] as? String, !signed.isEmpty else {
-                return Rejection(reason: "body has no signedPayload string")
-            }
-            // Three parts are two dots; counting them avoids building the parts for every webhook.
-            guard dots(in: signed) == 2 else {
-                return Rejection(reason: "signedPayload is not a compact JWS")
-            }
-        case .googlePlay:
-            guard let message = object["message"] as? [String: Any] else {
-                return Rejection(reason: "body has no message object")
-            }
-            guard message["data"] is String else { return Rejection(reason: "message has no data string") }
-            guard let id = (message["messageId"] ?? message["message_id"]) as? String, !id.isEmpty else {
-                return Rejection(reason: "message has no messageId string")
-            }
-            guard object["subscription"] is String else { return Rejection(reason: "body has no subscription string") }
+        guard let message = object["message"] as? [String: Any] else {
+            return Rejection(reason: "body has no message object")
         }
+        guard message["data"] is String else { return Rejection(reason: "message has no data string") }
+        guard let id = (message["messageId"] ?? message["message_id"]) as? String, !id.isEmpty else {
+            return Rejection(reason: "message has no messageId string")
+        }
+        guard object["subscription"] is String else { return Rejection(reason: "body has no subscription string") }
         return nil
     }
 

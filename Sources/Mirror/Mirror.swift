@@ -135,7 +135,8 @@ struct KnownState {
                    EXISTS (SELECT 1 FROM purchase_tokens
                            WHERE connection_id = $1 AND purchase_token = $7 AND replaced_by IS NOT NULL),
                    EXISTS (SELECT 1 FROM purchase_tokens
-                           WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL)
+                           WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL
+                             AND purchase_id = p.id)
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,

@@ -18,7 +18,8 @@ public actor PostgresConnection {
     private let executor: ThreadExecutor
     private var handle: OpaquePointer?
     private var statements = StatementCache()
-    private static let featureNotSupported = "0A000"
+    /// Names of forgotten statements still prepared on the server, deallocated outside any transaction.
+    private var unusedStatements: [String] = []
     private var transactionDepth = 0
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -76,6 +77,7 @@ public actor PostgresConnection {
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
         let conn = try liveHandle()
+        if transactionDepth == 0 { deallocateUnused(conn) }
         guard !parameters.isEmpty, let name = try preparedName(sql, parameterCount: parameters.count) else {
             let result = withParameters(parameters) { values, lengths, formats in
                 PQexecParams(conn, sql, Int32(parameters.count), nil, values, lengths, formats, 0)
@@ -87,16 +89,31 @@ public actor PostgresConnection {
         }
         do {
             return try consume(result)
-        } catch let error as PostgresError where error.sqlState == Self.featureNotSupported {
-            // "cached plan must not change result type": a migration changed a table under the statement;
-            // the next run prepares it afresh.
+        } catch let error as PostgresError where Self.isStale(error) {
+            // The statement was prepared against another schema: PostgreSQL re-analyses it on its own, but keeps
+            // the parameter types first inferred and refuses a changed result shape. Preparing afresh fixes both.
             statements.forget(sql)
-            throw error
+            unusedStatements.append(name)
+            throw PostgresError(.staleStatement, sqlState: error.sqlState, message: error.message)
         }
     }
 
+    /// 0A000 is "cached plan must not change result type"; class 42 (undefined column, function or operator,
+    /// type mismatch) at execution means re-analysis failed, since the statement was accepted when prepared.
+    private static func isStale(_ error: PostgresError) -> Bool {
+        guard let state = error.sqlState, error.code != .connectionLost else { return false }
+        return state == "0A000" || state.hasPrefix("42")
+    }
+
+    private func deallocateUnused(_ conn: OpaquePointer) {
+        // Names are this connection's own (`storesync_N`), so they need no quoting; a failure only leaves a
+        // statement allocated until the connection closes.
+        for name in unusedStatements { PQclear(PQexec(conn, "DEALLOCATE \(name)")) }
+        unusedStatements.removeAll()
+    }
+
     /// The server-side name of `sql`, preparing it first if needed; nil once the cache is full, so a caller
-    /// building many distinct statements runs them unnamed instead of growing the server's memory.
+    /// building many distinct statements runs the rest unnamed rather than preparing without bound.
     private func preparedName(_ sql: String, parameterCount: Int) throws -> String? {
         if let name = statements.name(for: sql) { return name }
         guard let name = statements.add(sql) else { return nil }

@@ -14,6 +14,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let connectionLost = Code("connection lost")
         /// No connection became free within the pool's acquire timeout.
         public static let poolTimeout = Code("pool timeout")
+        /// A statement prepared on this connection no longer fits the schema — a migration changed a table
+        /// under it — and has been forgotten: running the work again prepares it afresh.
+        public static let staleStatement = Code("stale prepared statement")
         /// A row could not be decoded into the requested Swift type.
         public static let decoding = Code("decoding")
         /// Any other server error; see `sqlState`.
@@ -50,7 +53,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     /// Whether running the same work again (on a fresh transaction or connection) may succeed.
     public var isTransient: Bool {
-        code == .serializationFailure || code == .connectionLost || code == .poolTimeout
+        code == .serializationFailure || code == .connectionLost || code == .poolTimeout || code == .staleStatement
     }
 
     public var description: String {

@@ -79,9 +79,8 @@ extension Data: PostgresBinaryElement, PostgresDecodable {
 
     public var postgresBinary: [UInt8]? { Array(self) }
 
-
-    /// Reads the bytes through one buffer: ingest stores every webhook body this way, and `Data`'s iterator
-    /// cost more than the hex digits themselves.
+    /// The text form, for the rare `bytea` sent as text (inside an array of optionals). Reads the bytes
+    /// through one buffer: `Data`'s iterator cost more than the hex digits themselves.
     public var postgresText: String? {
         let digits = Array("0123456789abcdef".utf8)
         var bytes = [UInt8]()
@@ -218,8 +217,8 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
     public let elements: [Element]
     public init(_ elements: [Element]) { self.elements = elements }
 
-    /// Built as UTF-8 bytes: ingest sends whole webhook bodies (kilobytes each) this way, and appending them
-    /// one Unicode scalar at a time took 13 % of `bench pipeline`'s CPU. Escaping bytewise is exact because the
+    /// Built as UTF-8 bytes: elements can be kilobytes (timeline details, tokens), and appending them one
+    /// Unicode scalar at a time was once 13 % of `bench pipeline`'s CPU. Escaping bytewise is exact because the
     /// two bytes escaped, `"` and `\`, never occur inside a multi-byte UTF-8 sequence.
     public var postgresText: String? {
         var text: [UInt8] = [UInt8(ascii: "{")]

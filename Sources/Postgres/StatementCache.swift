@@ -1,7 +1,7 @@
 /// Which statements one connection has prepared on the server, by their SQL text.
 ///
 /// Names are never reused: a statement forgotten after a schema change is prepared again under a new name,
-/// because the old one may still exist on the server.
+/// because the old one stays allocated on the server until the connection is next outside a transaction.
 struct StatementCache {
     /// Enough for every statement the daemon runs; dynamic SQL beyond it runs unprepared.
     static let capacity = 512

@@ -1,4 +1,3 @@
-
 /// The queue's hot-path SQL.
 enum Statements {
     static let enqueue = """

@@ -101,9 +101,10 @@ enum Payloads {
     static func notification(type: String = "DID_RENEW", subtype: String? = "BILLING_RECOVERY",
                              bundleID: String? = Fixture.bundleID, appAppleID: Int64? = Fixture.appAppleID,
                              environment: String? = "Production", signedDate: Date? = Fixture.signedDate,
-                             uuid: String = "002e14d5-51f5-4503-b5a8-c3a1af68eb20") -> Data {
-        var data: [String: Any] = ["bundleVersion": "1.0", "status": 1, "signedTransactionInfo": "eyJ.e30.sig",
-                                   "signedRenewalInfo": "eyJ.e30.sig"]
+                             uuid: String = "002e14d5-51f5-4503-b5a8-c3a1af68eb20",
+                             signedTransactionInfo: String? = "eyJ.e30.sig") -> Data {
+        var data: [String: Any] = ["bundleVersion": "1.0", "status": 1, "signedRenewalInfo": "eyJ.e30.sig"]
+        data["signedTransactionInfo"] = signedTransactionInfo
         data["bundleId"] = bundleID
         data["appAppleId"] = appAppleID
         data["environment"] = environment

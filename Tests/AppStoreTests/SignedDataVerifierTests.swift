@@ -312,22 +312,37 @@ struct SignedDataVerifierTests {
               (Payloads.transaction(environment: "Sandbox"), AppStoreVerificationError.Code.invalidEnvironment),
           ] as [(Data, AppStoreVerificationError.Code?)])
     func enclosedTransaction(_ payload: Data, _ expected: AppStoreVerificationError.Code?) throws {
-        let token = try signed(payload, by: { try PKIs.foreign.get() })
+        let nested = try signed(payload, by: { try PKIs.foreign.get() })
         let verifier = try Verifiers.production()
-        #expect(throws: AppStoreVerificationError.self) { try verifier.verifyTransaction(token, now: Fixture.now) }
+        #expect(throws: AppStoreVerificationError.self) { try verifier.verifyTransaction(nested, now: Fixture.now) }
+        let notification = try verifier.verifyNotification(try signed(Payloads.notification(signedTransactionInfo: nested)),
+                                                           now: Fixture.now)
         guard let expected else {
-            #expect(try verifier.enclosedTransaction(token).transactionId == "2000000123456789")
+            #expect(try verifier.enclosedTransaction(of: notification)?.transactionId == "2000000123456789")
             return
         }
-        #expect { try verifier.enclosedTransaction(token) } throws: { ($0 as? AppStoreVerificationError)?.code == expected }
+        #expect { try verifier.enclosedTransaction(of: notification) } throws: {
+            ($0 as? AppStoreVerificationError)?.code == expected
+        }
     }
 
     @Test("an enclosed transaction that is not a JWS of a transaction object is refused as invalid format",
           arguments: ["", "a.b", "bm90IGpzb24.bm90IGpzb24.c2ln"])
     func enclosedTransactionFormat(_ token: String) throws {
-        #expect { try Verifiers.production().enclosedTransaction(token) } throws: {
+        let verifier = try Verifiers.production()
+        let notification = try verifier.verifyNotification(try signed(Payloads.notification(signedTransactionInfo: token)),
+                                                           now: Fixture.now)
+        #expect { try verifier.enclosedTransaction(of: notification) } throws: {
             ($0 as? AppStoreVerificationError)?.code == .invalidFormat
         }
+    }
+
+    @Test("a notification that names no transaction encloses none")
+    func noEnclosedTransaction() throws {
+        let verifier = try Verifiers.production()
+        let notification = try verifier.verifyNotification(try signed(Payloads.notification(signedTransactionInfo: nil)),
+                                                           now: Fixture.now)
+        #expect(try verifier.enclosedTransaction(of: notification) == nil)
     }
 
     @Test("a valid renewal info verifies and decodes (it has no bundle id to check)")

@@ -20,6 +20,8 @@ import Testing
         (.apple, #"{"signedPayload":1}"#, "body has no signedPayload string"),
         (.apple, #"{"signedPayload":""}"#, "body has no signedPayload string"),
         (.apple, #"{"signedPayload":"a.b"}"#, "signedPayload is not a compact JWS"),
+        (.apple, #"{"signedPayload":"a.b.c"} {}"#, "body is not a JSON object"),
+        (.apple, #"{"signedPayload":null}"#, "body has no signedPayload string"),
         (.googlePlay, #"{"subscription":"s"}"#, "body has no message object"),
         (.googlePlay, #"{"message":{"messageId":"1"},"subscription":"s"}"#, "message has no data string"),
         (.googlePlay, #"{"message":{"data":"e30="},"subscription":"s"}"#, "message has no messageId string"),
@@ -27,7 +29,8 @@ import Testing
         (.googlePlay, #"{"message":{"data":"e30=","messageId":"1"}}"#, "body has no subscription string"),
     ])
     func refusesWhatCanNeverBeProcessed(source: WebhookSource, body: String, reason: String) {
-        #expect(WebhookBody.check(Data(body.utf8), from: source)?.reason == reason)
+        let refused = WebhookBody.check(Data(body.utf8), from: source)?.reason
+        #expect(refused?.hasPrefix(reason) == true, "\(refused ?? "accepted")")
     }
 
     @Test(arguments: [

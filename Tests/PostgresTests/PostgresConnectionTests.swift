@@ -228,7 +228,7 @@ struct PostgresConnectionTests {
         }
     }
 
-    @Test("a table changed under a prepared statement fails that run only; the next run sees the new shape")
+    @Test("a table changed under a prepared statement fails that run as transient; the next run sees the new shape")
     func schemaChangeUnderPreparedStatement() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
             let select = "SELECT * FROM shapes WHERE id = $1"
@@ -237,9 +237,34 @@ struct PostgresConnectionTests {
                 try await connection.query("INSERT INTO shapes VALUES (1)")
                 #expect(try await connection.query(select, [1]).columns == ["id"])
                 try await connection.query("ALTER TABLE shapes ADD COLUMN name text DEFAULT 'x'")
-                await #expect(throws: PostgresError.self) { try await connection.query(select, [1]) }
+                await #expect { try await connection.query(select, [1]) } throws: { error in
+                    let error = error as? PostgresError
+                    return error?.code == .staleStatement && error?.isTransient == true && error?.sqlState == "0A000"
+                }
                 let row = try #require(try await connection.query(select, [1]).first)
                 #expect(try row.decode("name", as: String.self) == "x")
+                let prepared: Int = try await connection.scalar(
+                    "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [select])
+                #expect(prepared == 1, "the stale statement is deallocated")
+            }
+        }
+    }
+
+    @Test("a column retyped under a prepared statement is prepared afresh with the new parameter type")
+    func retypedColumnUnderPreparedStatement() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let select = "SELECT count(*) FROM codes WHERE code = $1"
+            try await withDirectConnection(db.url) { connection in
+                try await connection.query("CREATE TABLE codes (code text)")
+                try await connection.query("INSERT INTO codes VALUES ('7')")
+                let before: Int = try await connection.scalar(select, ["7"])
+                #expect(before == 1)
+                try await connection.query("ALTER TABLE codes ALTER COLUMN code TYPE int USING code::int")
+                await #expect { try await connection.query(select, ["7"]) } throws: { error in
+                    (error as? PostgresError)?.code == .staleStatement && (error as? PostgresError)?.sqlState?.hasPrefix("42") == true
+                }
+                let after: Int = try await connection.scalar(select, ["7"])
+                #expect(after == 1)
             }
         }
     }

@@ -20,7 +20,7 @@ struct PostgresErrorTests {
     }
 
     @Test("isTransient holds for failures worth retrying", arguments: [
-        (PostgresError.Code.serializationFailure, true), (.connectionLost, true), (.poolTimeout, true),
+        (PostgresError.Code.serializationFailure, true), (.connectionLost, true), (.poolTimeout, true), (.staleStatement, true),
         (.uniqueViolation, false), (.decoding, false), (.other, false),
     ])
     func isTransient(_ code: PostgresError.Code, _ transient: Bool) {

@@ -14,15 +14,15 @@ struct AppleConsumptionScheduler: Sendable {
         guard connection.answerConsumptionRequests else {
             return receipt.complete("skipped: consumption requests are not answered on this connection")
         }
-        guard let signed = notification.data?.signedTransactionInfo else {
-            throw JobFailure.permanent("CONSUMPTION_REQUEST without signedTransactionInfo")
-        }
-        let transaction: TransactionPayload
+        let enclosed: TransactionPayload?
         do {
-            transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
-                .enclosedTransaction(signed)
+            enclosed = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
+                .enclosedTransaction(of: notification)
         } catch let error as AppStoreVerificationError {
             throw StoreFailures.verification(error)
+        }
+        guard let transaction = enclosed else {
+            throw JobFailure.permanent("CONSUMPTION_REQUEST without signedTransactionInfo")
         }
         guard let transactionID = transaction.transactionId else {
             throw JobFailure.permanent("CONSUMPTION_REQUEST names no transactionId")

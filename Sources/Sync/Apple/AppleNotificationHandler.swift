@@ -66,17 +66,15 @@ struct AppleNotificationHandler: JobHandler {
         default:
             break
         }
-        guard let signedTransaction = notification.data?.signedTransactionInfo else {
-            return receipt.complete("recorded: \(event) names no transaction")
-        }
-        let transaction: TransactionPayload
+        let enclosed: TransactionPayload?
         do {
-            transaction = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
-                .enclosedTransaction(signedTransaction)
+            enclosed = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
+                .enclosedTransaction(of: notification)
         } catch let error as AppStoreVerificationError {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
+        guard let transaction = enclosed else { return receipt.complete("recorded: \(event) names no transaction") }
         guard let transactionID = transaction.transactionId, let lineage = transaction.originalTransactionId else {
             throw JobFailure.permanent("the notification's transaction has no transactionId/originalTransactionId")
         }
