@@ -79,7 +79,8 @@ public enum Mirror {
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
-                               subscriptionID: subscriptionID, reverseMissingRefunds: fresh, asOf: snapshot.asOf, on: db)
+                               subscriptionID: subscriptionID, reverseMissingRefunds: fresh && known.refundsToReverse,
+                               asOf: snapshot.asOf, on: db)
 
         let replaced = try PurchaseTokens.record(snapshot, purchaseID: purchaseID, connectionID: connection.id, on: db)
 
@@ -121,6 +122,9 @@ struct KnownState {
     let tokenReplaced: Bool
     /// The snapshot's token replaced a token the mirror still holds as the lineage's current one.
     let succeedsCurrentToken: Bool
+    /// A charge the snapshot shows without a refund has a live refund booked: the store reversed it. Known
+    /// here, the common case — nothing to reverse — costs no statement of its own.
+    let refundsToReverse: Bool
 
     static func read(snapshot: StoreSnapshot, connection: StoreConnection,
                      on db: isolated PostgresConnection) throws -> KnownState {
@@ -136,11 +140,14 @@ struct KnownState {
                            WHERE connection_id = $1 AND purchase_token = $7 AND replaced_by IS NOT NULL),
                    EXISTS (SELECT 1 FROM purchase_tokens
                            WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL
-                             AND purchase_id = p.id)
+                             AND purchase_id = p.id),
+                   EXISTS (SELECT 1 FROM refunds
+                           WHERE store = $9 AND refunded_transaction_id = ANY($10::text[]) AND reversed_at IS NULL)
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
-                  connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens)])[0]
+                  connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
+                  snapshot.store.rawValue, PostgresArray(snapshot.charges.filter { $0.refund == nil }.map(\.transactionID))])[0]
         let token: Linking.TokenMatch
         if snapshot.accountToken == nil {
             token = .none
@@ -155,6 +162,7 @@ struct KnownState {
         return KnownState(planPriceID: try row.decodeOptional(0), purchaseID: try row.decodeOptional(1),
                           customerID: try row.decodeOptional(2), asOf: try row.decodeOptional(3),
                           state: stateName.flatMap(StoreState.init(rawValue:)), token: token,
-                          tokenReplaced: try row.decode(7), succeedsCurrentToken: try row.decode(8))
+                          tokenReplaced: try row.decode(7), succeedsCurrentToken: try row.decode(8),
+                          refundsToReverse: try row.decode(9))
     }
 }
