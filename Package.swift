@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
         // Test support: a database per test, a worker process with test-only job kinds.
-        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "CStoreSyncShims"],
+        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "HTTP", "CStoreSyncShims"],
                 path: "Tests/TestSupport", swiftSettings: strict),
         .executableTarget(name: "storesync-testworker",
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
@@ -83,7 +83,8 @@ let package = Package(
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
                                                          "TestSupport", "storesync", "GooglePlay"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel"], swiftSettings: strict),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP"],
                     swiftSettings: strict),

@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import HTTP
+import TestSupport
 import Testing
 
 private let statusesPath = "/inApps/v1/subscriptions/\(Answers.lineage)"

@@ -4,6 +4,7 @@ import Foundation
 import HTTP
 import StoreModel
 import Synchronization
+import TestSupport
 
 /// Field changes to a payload: a value sets the field, nil removes it.
 typealias Changes = [String: (any Sendable)?]
@@ -101,30 +102,6 @@ enum APIKey {
     }
 }
 
-/// Requests a test server received, in arrival order. (NSLock rather than `Mutex`, which ThreadSanitizer
-/// cannot see through on Linux.)
-final class Recorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: [HTTPRequest] = []
-
-    func record(_ request: HTTPRequest) {
-        lock.lock()
-        received.append(request)
-        lock.unlock()
-    }
-
-    var requests: [HTTPRequest] {
-        lock.lock()
-        defer { lock.unlock() }
-        return received
-    }
-
-    /// The bearer tokens the requests carried, in order.
-    var bearerTokens: [String] {
-        requests.compactMap { $0.header("authorization") }.map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 }
-    }
-}
-
 /// A stand-in for Apple's API on 127.0.0.1 with a kernel-chosen port: each route records its requests.
 struct AppleServer {
     let server: HTTPServer
@@ -146,14 +123,6 @@ struct AppleServer {
     }
 
     func stop() async { await server.stop(grace: .seconds(1)) }
-}
-
-/// Counts calls across tasks (a route's answers).
-final class Counter: Sendable {
-    private let count = Atomic<Int>(0)
-
-    /// The count after this call.
-    func increment() -> Int { count.add(1, ordering: .relaxed).newValue }
 }
 
 /// A clock tests move by hand.

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GooglePlay
 import Synchronization
+import TestSupport
 
 /// Keys generated once per test process: RSA generation takes a noticeable fraction of a second.
 enum TestKeys {
@@ -46,12 +47,6 @@ actor ScriptedFetcher: JWKSFetcher {
 }
 
 struct FetchFailed: Error {}
-
-final class Counter: Sendable {
-    private let count = Mutex(0)
-    var value: Int { count.withLock { $0 } }
-    func increment() { count.withLock { $0 += 1 } }
-}
 
 /// A clock tests move by hand, shared by the cache and the verifier.
 final class TestClock: Sendable {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GooglePlay
+import TestSupport
 import Testing
 
 /// Guards `GoogleKeyCache`: keys are fetched once and kept per max-age (floored at a minute, capped at a

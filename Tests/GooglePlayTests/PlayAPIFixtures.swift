@@ -110,30 +110,6 @@ enum Play {
     }
 }
 
-/// Requests a test server received, in arrival order. (NSLock rather than `Mutex`, which ThreadSanitizer cannot
-/// see through on Linux.)
-final class Recorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var received: [HTTPRequest] = []
-
-    func record(_ request: HTTPRequest) {
-        lock.lock()
-        received.append(request)
-        lock.unlock()
-    }
-
-    var requests: [HTTPRequest] {
-        lock.lock()
-        defer { lock.unlock() }
-        return received
-    }
-
-    /// The bearer tokens the requests carried, in order.
-    var bearerTokens: [String] {
-        requests.compactMap { $0.header("authorization") }.map { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : $0 }
-    }
-}
-
 /// A stand-in for Google on 127.0.0.1 with a kernel-chosen port: the OAuth token endpoint at `/token` and the
 /// Play Developer API under `/androidpublisher/v3/applications/`, each recording what it receives.
 struct PlayServer {

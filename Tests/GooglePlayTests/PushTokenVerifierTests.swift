@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GooglePlay
+import TestSupport
 import Testing
 
 /// Guards `PushTokenVerifier`, the gate in front of Pub/Sub pushes: a genuine Google token for this

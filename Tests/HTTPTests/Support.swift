@@ -1,30 +1,7 @@
 import Foundation
 import HTTP
-import Synchronization
 import TestSupport
 
-
-/// Counts events across tasks (handler entries, threads seen).
-final class Counter: Sendable {
-    private let count = Atomic<Int>(0)
-    func increment() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Polls `condition` every 5 ms for up to `limit`; throws when it never holds, so no test waits unboundedly.
-func eventually(_ what: String, within limit: Duration = .seconds(10),
-                _ condition: () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { throw TimedOut(what: what) }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
 
 /// A server on 127.0.0.1 with a kernel-chosen port, and its base URL.
 func startServer(_ configure: (inout HTTPRouter) -> Void,
@@ -90,7 +67,7 @@ final class RawConnection {
         }
         guard connected == 0 else {
             close(socket)
-            throw TimedOut(what: "a TCP connection to port \(port)")
+            throw TimedOut(description: "timed out waiting for a TCP connection to port \(port)")
         }
     }
 

@@ -3,6 +3,10 @@ import Foundation
 /// A condition that did not become true within its bound.
 public struct TimedOut: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 /// Re-checks `condition` until it holds or `timeout` passes, then fails with `message`. For waiting on

@@ -100,27 +100,8 @@ extension SimulatorCore {
         return .json(200, try JSONBody.string(body))
     }
 
-    /// Runs a control request, turning its errors into `{"error": …}` answers.
     private func control(_ handle: () async throws -> HTTPResponse) async -> HTTPResponse {
-        do {
-            return try await handle()
-        } catch let error as SimulatorError {
-            let status = switch error.code {
-            case .notFound, .unknownApp: 404
-            case .invalidState, .nothingToResend: 409
-            default: 400
-            }
-            return Self.error(status, error.message)
-        } catch let error as ControlBodyError {
-            return Self.error(400, error.message)
-        } catch {
-            logger.error("control request failed", ["error": .string("\(error)")])
-            return Self.error(500, "\(error)")
-        }
-    }
-
-    private static func error(_ status: Int, _ message: String) -> HTTPResponse {
-        .json(status, "{\"error\":\(JSON.quoted(message))}")
+        await ControlAnswer.run(logger: logger, handle)
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ body: Data) throws -> T {
@@ -135,6 +116,32 @@ extension SimulatorCore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return HTTPResponse(status: 200, headers: [("content-type", "application/json")], body: try encoder.encode(value))
+    }
+}
+
+/// Both simulators' control APIs answer a failed request the same way: `{"error": …}` with 404 for an unknown
+/// subscription or app, 409 for a request the current state forbids, 400 for a bad request, 500 otherwise.
+enum ControlAnswer {
+    static func run(logger: Logger, _ handle: () async throws -> HTTPResponse) async -> HTTPResponse {
+        do {
+            return try await handle()
+        } catch let error as SimulatorError {
+            let status = switch error.code {
+            case .notFound, .unknownApp: 404
+            case .invalidState, .nothingToResend: 409
+            default: 400
+            }
+            return answer(status, error.message)
+        } catch let error as ControlBodyError {
+            return answer(400, error.message)
+        } catch {
+            logger.error("control request failed", ["error": .string("\(error)")])
+            return answer(500, "\(error)")
+        }
+    }
+
+    private static func answer(_ status: Int, _ message: String) -> HTTPResponse {
+        .json(status, "{\"error\":\(JSON.quoted(message))}")
     }
 }
 

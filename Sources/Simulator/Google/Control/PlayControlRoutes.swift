@@ -113,23 +113,8 @@ extension PlayCore {
         return .json(200, try JSONBody.string(body))
     }
 
-    /// Runs a control request, turning its errors into `{"error": …}` answers.
     private func control(_ handle: () async throws -> HTTPResponse) async -> HTTPResponse {
-        do {
-            return try await handle()
-        } catch let error as SimulatorError {
-            let status = switch error.code {
-            case .notFound, .unknownApp: 404
-            case .invalidState, .nothingToResend: 409
-            default: 400
-            }
-            return .json(status, "{\"error\":\(JSON.quoted(error.message))}")
-        } catch let error as ControlBodyError {
-            return .json(400, "{\"error\":\(JSON.quoted(error.message))}")
-        } catch {
-            logger.error("control request failed", ["error": .string("\(error)")])
-            return .json(500, "{\"error\":\(JSON.quoted("\(error)"))}")
-        }
+        await ControlAnswer.run(logger: logger, handle)
     }
 }
 
