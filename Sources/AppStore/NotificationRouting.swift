@@ -1,13 +1,18 @@
 import Crypto
 import Foundation
 
-/// Which app and environment a notification claims to be for, read WITHOUT verification. Its only use is
+/// Which app and environment a notification claims to be for, read WITHOUT verification. Its main use is
 /// to choose the store connection whose settings then verify the notification: the verifier checks the
 /// very same fields against the connection, so a forged claim can only select a connection it then fails.
 public struct NotificationRouting: Sendable, Equatable {
     public let bundleID: String
     public let environment: AppStoreEnvironment?
     public let appAppleID: Int64?
+    /// The claimed `notificationUUID` and the `originalTransactionId` of the claimed `signedTransactionInfo`
+    /// (nil when unreadable): keys to read the dedup receipt and the lineage's state in the same round trip as
+    /// the connection. What is read with them may only be used once the verified payload names the same.
+    public let notificationUUID: String?
+    public let lineage: String?
 
     /// Reads `signedPayload` out of a webhook body (`{"signedPayload": "…"}`) — the body is bounded by ingest,
     /// which checks bodies with this same reading, so what it accepts the worker can read.
@@ -40,18 +45,18 @@ public struct NotificationRouting: Sendable, Equatable {
         } catch let error as CryptoError {
             throw AppStoreVerificationError(.invalidFormat, error.reason)
         }
-        let sections: [String: Section]
+        var sections: [String: Section] = [:]
+        var uuid: String?
         do {
-            sections = try JSONReader.read(parts.payload) { reader in
-                var sections: [String: Section] = [:]
+            try JSONReader.read(parts.payload) { reader in
                 try reader.readObject { reader, key in
                     switch key {
                     case "data", "summary", "appData", "externalPurchaseToken":
                         sections[key.description] = try reader.readOptional(Section.init(json:))
+                    case "notificationUUID": uuid = try reader.readStringIfPresent()
                     default: try reader.skipValue()
                     }
                 }
-                return sections
             }
         } catch {
             throw AppStoreVerificationError(.invalidFormat, "the payload is not a JSON object: \(error)")
@@ -63,6 +68,22 @@ public struct NotificationRouting: Sendable, Equatable {
         bundleID = bundle
         environment = section.environment
         appAppleID = section.appAppleId
+        notificationUUID = uuid
+        lineage = sections["data"]?.signedTransactionInfo.flatMap(Self.originalTransactionID(of:))
+    }
+
+    private static func originalTransactionID(of jws: String) -> String? {
+        guard let parts = try? JWSParts(jws) else { return nil }
+        return try? JSONReader.read(parts.payload) { reader in
+            var lineage: String?
+            try reader.readObject { reader, key in
+                switch key {
+                case "originalTransactionId": lineage = try reader.readStringIfPresent()
+                default: try reader.skipValue()
+                }
+            }
+            return lineage
+        }
     }
 
     /// The fields routing reads from whichever section the payload has.
@@ -70,6 +91,7 @@ public struct NotificationRouting: Sendable, Equatable {
         var bundleId: String?
         var environment: AppStoreEnvironment?
         var appAppleId: Int64?
+        var signedTransactionInfo: String?
 
         init(json reader: inout JSONReader) throws {
             try reader.readObject { reader, key in
@@ -77,6 +99,7 @@ public struct NotificationRouting: Sendable, Equatable {
                 case "bundleId": bundleId = try reader.readString()
                 case "environment": environment = try reader.readEnvironment()
                 case "appAppleId": appAppleId = try reader.readInt64()
+                case "signedTransactionInfo": signedTransactionInfo = try reader.readStringIfPresent()
                 default: try reader.skipValue()
                 }
             }

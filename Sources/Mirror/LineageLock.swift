@@ -10,10 +10,15 @@ enum LineageLock {
     static let attempts = 25
     static let pause: TimeInterval = 0.02
 
-    static func acquire(_ key: String, on db: isolated PostgresConnection) throws {
+    /// Takes the lock, then runs `read` under it, in one round trip; returns the read's rows. The read is a
+    /// statement of its own, so in READ COMMITTED it sees everything committed before the lock was granted.
+    static func acquire(_ key: String, thenRead read: PostgresStatement, on db: isolated PostgresConnection) throws
+        -> PostgresRows
+    {
+        let lock = PostgresStatement("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", [key])
         for attempt in 0..<attempts {
-            let locked: Bool = try db.query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", [key])[0].decode(0)
-            if locked { return }
+            let results = try db.query([lock, read])
+            if try results[0][0].decode(0, as: Bool.self) { return results[1] }
             // The connection's own thread, not Swift's pool: a short sleep here blocks nothing else.
             if attempt + 1 < attempts { Thread.sleep(forTimeInterval: pause) }
         }

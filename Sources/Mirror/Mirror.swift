@@ -42,8 +42,9 @@ public enum Mirror {
             throw MirrorError(.environmentMismatch, "a \(snapshot.environment.rawValue) purchase cannot be mirrored on "
                 + "\(connection.environment.rawValue) connection \(connection.id)")
         }
-        try LineageLock.acquire("storesync.lineage:\(connection.id):\(snapshot.lineage)", on: db)
-        let known = try KnownState.read(snapshot: snapshot, connection: connection, on: db)
+        let known = try KnownState(snapshot: snapshot, row: LineageLock.acquire(
+            "storesync.lineage:\(connection.id):\(snapshot.lineage)",
+            thenRead: KnownState.statement(snapshot: snapshot, connection: connection), on: db)[0])
         guard let planPriceID = known.planPriceID else {
             let basePlan = snapshot.basePlanID.map { " base plan \($0)" } ?? ""
             throw MirrorError(.productNotMapped, "product \(snapshot.productID)\(basePlan) is not mapped on connection \(connection.id)")
@@ -110,7 +111,7 @@ public enum Mirror {
     }
 }
 
-/// What the database already knows that the rules need, in one round trip.
+/// What the database already knows that the rules need, in one statement (read under the lineage lock).
 struct KnownState {
     let planPriceID: Int64?
     let purchaseID: Int64?
@@ -126,11 +127,10 @@ struct KnownState {
     /// here, the common case — nothing to reverse — costs no statement of its own.
     let refundsToReverse: Bool
 
-    static func read(snapshot: StoreSnapshot, connection: StoreConnection,
-                     on db: isolated PostgresConnection) throws -> KnownState {
+    static func statement(snapshot: StoreSnapshot, connection: StoreConnection) -> PostgresStatement {
         // Tokens and customer ids are UUIDs; anything else cannot match either and is not sent to a uuid cast.
         let tokenUUID = snapshot.accountToken.flatMap { UUID(uuidString: $0)?.uuidString.lowercased() }
-        let row = try db.query("""
+        return PostgresStatement("""
             SELECT (SELECT plan_price_id FROM product_mappings
                     WHERE connection_id = $1 AND store_product_id = $3 AND base_plan_id = $4),
                    p.id, p.customer_id::text, p.as_of, p.store_state,
@@ -147,7 +147,10 @@ struct KnownState {
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
                   connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
-                  snapshot.store.rawValue, PostgresArray(snapshot.charges.filter { $0.refund == nil }.map(\.transactionID))])[0]
+                  snapshot.store.rawValue, PostgresArray(snapshot.charges.filter { $0.refund == nil }.map(\.transactionID))])
+    }
+
+    init(snapshot: StoreSnapshot, row: PostgresRow) throws {
         let token: Linking.TokenMatch
         if snapshot.accountToken == nil {
             token = .none
@@ -159,10 +162,14 @@ struct KnownState {
             token = .unknown
         }
         let stateName: String? = try row.decodeOptional(4)
-        return KnownState(planPriceID: try row.decodeOptional(0), purchaseID: try row.decodeOptional(1),
-                          customerID: try row.decodeOptional(2), asOf: try row.decodeOptional(3),
-                          state: stateName.flatMap(StoreState.init(rawValue:)), token: token,
-                          tokenReplaced: try row.decode(7), succeedsCurrentToken: try row.decode(8),
-                          refundsToReverse: try row.decode(9))
+        planPriceID = try row.decodeOptional(0)
+        purchaseID = try row.decodeOptional(1)
+        customerID = try row.decodeOptional(2)
+        asOf = try row.decodeOptional(3)
+        state = stateName.flatMap(StoreState.init(rawValue:))
+        self.token = token
+        tokenReplaced = try row.decode(7)
+        succeedsCurrentToken = try row.decode(8)
+        refundsToReverse = try row.decode(9)
     }
 }

@@ -119,7 +119,7 @@ enum Records {
     /// Charges booked while the purchase was unlinked belong to the customer it links to.
     static func claimInvoices(purchaseID: Int64, customerID: String?, subscriptionID: Int64?,
                               on db: isolated PostgresConnection) throws {
-        _ = try db.query("""
+        try db.queryLater("""
             UPDATE invoices SET customer_id = $2::uuid, subscription_id = $3 WHERE purchase_id = $1 AND customer_id IS NULL
             """, [purchaseID, customerID, subscriptionID])
     }

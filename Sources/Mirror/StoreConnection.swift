@@ -72,10 +72,15 @@ public enum StoreConnections {
     /// The account's connections for an app on a store: at most one per environment.
     public static func find(accountID: Int64, store: Store, appIdentifier: String,
                             on connection: isolated PostgresConnection) throws -> [StoreConnection] {
-        try connection.query("""
+        try connection.query(finding(accountID: accountID, store: store, appIdentifier: appIdentifier))
+    }
+
+    /// `find` as a query, to send with others in one round trip.
+    public static func finding(accountID: Int64, store: Store, appIdentifier: String) -> PostgresQuery<[StoreConnection]> {
+        PostgresQuery("""
             SELECT \(StoreConnection.columns) FROM store_connections
             WHERE account_id = $1 AND store = $2 AND app_identifier = $3 ORDER BY environment
-            """, [accountID, store.rawValue, appIdentifier]).map(StoreConnection.init(row:))
+            """, [accountID, store.rawValue, appIdentifier]) { try $0.map(StoreConnection.init(row:)) }
     }
 
     public static func get(id: Int64, on connection: isolated PostgresConnection) throws -> StoreConnection? {

@@ -3,7 +3,8 @@ import Logging
 import Postgres
 import StoreModel
 
-/// The purchase's event timeline, written in one statement per snapshot.
+/// The purchase's event timeline, written in one statement per snapshot, sent with the transaction's next
+/// statement (nothing needs its answer).
 struct Timeline {
     let purchaseID: Int64
     let source: SnapshotSource
@@ -30,7 +31,7 @@ struct Timeline {
 
     func write(on db: isolated PostgresConnection) throws {
         guard !kinds.isEmpty else { return }
-        _ = try db.query("""
+        try db.queryLater("""
             INSERT INTO purchase_events (purchase_id, kind, source, reference, store_event, detail)
             SELECT $1, kind, $2, $3, $4, detail FROM unnest($5::text[], $6::jsonb[]) AS e(kind, detail)
             """, [purchaseID, source.kind, source.reference, source.event, PostgresArray(kinds), PostgresArray(details)])

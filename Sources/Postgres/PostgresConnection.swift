@@ -21,6 +21,11 @@ public actor PostgresConnection {
     /// Names of forgotten statements still prepared on the server, deallocated outside any transaction.
     private var unusedStatements: [String] = []
     private var transactionDepth = 0
+    /// Statements deferred by `queryLater`, not yet sent.
+    private var pending: [PostgresStatement] = []
+    /// How many times pending statements were sent: tells a failing transaction whether its opening
+    /// statement ever reached the server.
+    private var flushes = 0
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -73,9 +78,11 @@ public actor PostgresConnection {
     ///
     /// A statement with parameters is prepared on this connection the first time it runs and executed by
     /// name afterwards, so PostgreSQL parses and plans it once per connection instead of once per call: on
-    /// the worker's hot path, parse and plan were most of the server's CPU.
+    /// the worker's hot path, parse and plan were most of the server's CPU. Statements deferred with
+    /// `queryLater` go in the same round trip, ahead of this one.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
+        guard pending.isEmpty else { return try pipeline([PostgresStatement(sql, parameters)])[0] }
         let conn = try liveHandle()
         if transactionDepth == 0 { deallocateUnused(conn) }
         guard !parameters.isEmpty, let name = try preparedName(sql, parameterCount: parameters.count) else {
@@ -89,13 +96,119 @@ public actor PostgresConnection {
         }
         do {
             return try consume(result)
-        } catch let error as PostgresError where Self.isStale(error) {
-            // The statement was prepared against another schema: PostgreSQL re-analyses it on its own, but keeps
-            // the parameter types first inferred and refuses a changed result shape. Preparing afresh fixes both.
-            statements.forget(sql)
-            unusedStatements.append(name)
-            throw PostgresError(.staleStatement, sqlState: error.sqlState, message: error.message)
+        } catch let error as PostgresError {
+            throw stale(error, sql: sql, name: name)
         }
+    }
+
+    /// Runs `statements` in order, as if one after another, but in one round trip: for reads that do not
+    /// depend on each other's answers, or a lock followed by the read it guards. Returns their rows in order;
+    /// the first failure is thrown, and the statements after it do not run.
+    @discardableResult
+    public func query(_ statements: [PostgresStatement]) throws -> [PostgresRows] {
+        guard !statements.isEmpty else { return [] }
+        return try pipeline(statements)
+    }
+
+    /// Queues a statement whose answer nobody needs — a write whose failure is all that matters — to go with
+    /// the next statement that needs one, or with the end of the enclosing transaction or savepoint, saving a
+    /// round trip. Its failure is thrown there, so it still fails the transaction (or savepoint) it is in.
+    /// Outside a transaction it runs at once.
+    public func queryLater(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws {
+        guard transactionDepth > 0 else {
+            try query(sql, parameters)
+            return
+        }
+        pending.append(PostgresStatement(sql, parameters))
+    }
+
+    /// Sends what is pending, then `statements`, in one pipeline; returns the rows of `statements` only.
+    private func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresRows] {
+        let conn = try liveHandle()
+        if transactionDepth == 0 { deallocateUnused(conn) }
+        let all = pending + statements
+        pending.removeAll()
+        flushes += 1
+        // A statement new to this connection is prepared inside the pipeline too, right before it runs, so a
+        // failure to prepare fails where that statement would have, after the statements ahead of it.
+        let plans: [(name: String?, prepare: Bool)] = all.map { statement in
+            guard !statement.parameters.isEmpty else { return (nil, false) }
+            if let name = self.statements.name(for: statement.sql) { return (name, false) }
+            let name = self.statements.add(statement.sql)
+            return (name, name != nil)
+        }
+        guard PQenterPipelineMode(conn) == 1 else {
+            throw PostgresError(.connectionLost, message: "cannot start a pipeline: \(Self.errorMessage(conn))")
+        }
+        defer {
+            // Still in pipeline mode means results were left unread: the connection is out of step for good.
+            if PQexitPipelineMode(conn) != 1 { close() }
+        }
+        for (statement, plan) in zip(all, plans) {
+            let count = Int32(statement.parameters.count)
+            if plan.prepare, PQsendPrepare(conn, plan.name, statement.sql, count, nil) != 1 {
+                throw PostgresError(.connectionLost, message: Self.errorMessage(conn))
+            }
+            let sent = withParameters(statement.parameters) { values, lengths, formats in
+                if let name = plan.name { PQsendQueryPrepared(conn, name, count, values, lengths, formats, 0) }
+                else { PQsendQueryParams(conn, statement.sql, count, nil, values, lengths, formats, 0) }
+            }
+            guard sent == 1 else { throw PostgresError(.connectionLost, message: Self.errorMessage(conn)) }
+        }
+        guard PQpipelineSync(conn) == 1 else { throw PostgresError(.connectionLost, message: Self.errorMessage(conn)) }
+
+        var rows: [PostgresRows] = []
+        var failure: PostgresError?
+        /// The next result: nil when the statement did not run because an earlier one failed.
+        func next() throws -> Result<PostgresRows, PostgresError>? {
+            guard let result = PQgetResult(conn) else {
+                throw PostgresError(.connectionLost, message: Self.errorMessage(conn))
+            }
+            defer {
+                PQclear(result)
+                while let extra = PQgetResult(conn) { PQclear(extra) }
+            }
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return .success(Self.copyRows(result))
+            case PGRES_PIPELINE_ABORTED: return nil
+            default: return .failure(error(from: result))
+            }
+        }
+        for (statement, plan) in zip(all, plans) {
+            if plan.prepare {
+                switch try next() {
+                case .success: break
+                case .failure(let error):
+                    self.statements.forget(statement.sql)
+                    failure = failure ?? error
+                case nil: self.statements.forget(statement.sql)
+                }
+            }
+            switch try next() {
+            case .success(let result): rows.append(result)
+            case .failure(let error):
+                failure = failure ?? plan.name.map { stale(error, sql: statement.sql, name: $0) } ?? error
+            case nil: break
+            }
+        }
+        guard let sync = PQgetResult(conn) else { throw PostgresError(.connectionLost, message: Self.errorMessage(conn)) }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        while let extra = PQgetResult(conn) { PQclear(extra) }
+        guard synced else { throw PostgresError(.connectionLost, message: "pipeline out of step: \(Self.errorMessage(conn))") }
+        if let failure { throw failure }
+        return Array(rows.suffix(statements.count))
+    }
+
+    /// `error` as thrown for prepared statement `name`: when it says the statement was prepared against another
+    /// schema, the statement is forgotten and the error is `staleStatement`. PostgreSQL re-analyses such a
+    /// statement on its own, but keeps the parameter types first inferred and refuses a changed result shape;
+    /// preparing afresh fixes both.
+    private func stale(_ error: PostgresError, sql: String, name: String) -> PostgresError {
+        guard Self.isStale(error) else { return error }
+        statements.forget(sql)
+        unusedStatements.append(name)
+        return PostgresError(.staleStatement, sqlState: error.sqlState, message: error.message)
     }
 
     /// 0A000 is "cached plan must not change result type"; class 42 (undefined column, function or operator,
@@ -129,6 +242,7 @@ public actor PostgresConnection {
     /// Runs a script of several statements without parameters (migrations); libpq wraps it in one
     /// implicit transaction unless the script manages its own.
     public func executeScript(_ sql: String) throws {
+        if !pending.isEmpty { _ = try pipeline([]) }
         let conn = try liveHandle()
         _ = try consume(PQexec(conn, sql))
     }
@@ -140,11 +254,16 @@ public actor PostgresConnection {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    /// Nested calls become savepoints, so a part can fail without undoing the rest.
+    /// Nested calls become savepoints, so a part can fail without undoing the rest. The opening statement
+    /// travels with the body's first statement, and statements deferred with `queryLater` with the closing
+    /// one, so an empty-bodied savepoint costs no round trip of its own.
     public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
         let depth = transactionDepth
         let savepoint = depth == 0 ? nil : "sp\(depth)"
-        try query(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN")
+        if depth == 0, let handle { deallocateUnused(handle) }
+        let opening = pending.count
+        let flushesAtOpening = flushes
+        pending.append(PostgresStatement(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN"))
         transactionDepth = depth + 1
         do {
             let value = try body(self)
@@ -158,8 +277,14 @@ public actor PostgresConnection {
         } catch {
             if transactionDepth != depth {
                 transactionDepth = depth
-                if !isBroken {
-                    _ = try? query(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+                if flushes == flushesAtOpening {
+                    // Nothing of this transaction reached the server: forget it, keeping what came before.
+                    pending.removeSubrange(opening...)
+                } else {
+                    pending.removeAll()
+                    if !isBroken {
+                        _ = try? query(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+                    }
                 }
             }
             throw error

@@ -18,12 +18,18 @@ public enum Receipts {
 
     /// The receipt for a message seen within the window, if any: a cheap check before doing any work.
     public static func lookup(store: String, messageID: String, on connection: isolated PostgresConnection) throws -> Receipt? {
-        let rows = try connection.query("""
+        try connection.query(looking(store: store, messageID: messageID))
+    }
+
+    /// `lookup` as a query, to send with others in one round trip.
+    public static func looking(store: String, messageID: String) -> PostgresQuery<Receipt?> {
+        PostgresQuery("""
             SELECT received_at, processed_at, outcome FROM notification_receipts
             WHERE store = $1 AND message_id = $2 AND received_at > now() - $3 * interval '1 millisecond'
-            """, [store, messageID, window.milliseconds])
-        return try rows.first.map {
-            Receipt(receivedAt: try $0.decode(0), processedAt: try $0.decodeOptional(1), outcome: try $0.decodeOptional(2))
+            """, [store, messageID, window.milliseconds]) { rows in
+            try rows.first.map {
+                Receipt(receivedAt: try $0.decode(0), processedAt: try $0.decodeOptional(1), outcome: try $0.decodeOptional(2))
+            }
         }
     }
 

@@ -38,6 +38,20 @@ import Testing
         #expect(routing.appAppleID == appAppleID)
     }
 
+    @Test("the notificationUUID and the enclosed transaction's lineage are read as claims, or left nil", arguments: [
+        (#"{"notificationUUID":"u-1","data":{"bundleId":"a.b","signedTransactionInfo":"TX"}}"#, "u-1", "1000"),
+        (#"{"data":{"bundleId":"a.b","signedTransactionInfo":"TX"}}"#, nil, "1000"),
+        (#"{"notificationUUID":"u-2","data":{"bundleId":"a.b"}}"#, "u-2", nil),
+        (#"{"notificationUUID":"u-3","data":{"bundleId":"a.b","signedTransactionInfo":"not a token"}}"#, "u-3", nil),
+        (#"{"notificationUUID":null,"summary":{"bundleId":"a.b","signedTransactionInfo":"TX"}}"#, nil, nil),
+    ] as [(String, String?, String?)])
+    func lookupClaims(_ payload: String, _ uuid: String?, _ lineage: String?) throws {
+        let transaction = Self.token(#"{"originalTransactionId":"1000","transactionId":"1001"}"#)
+        let routing = try NotificationRouting(unverified: Self.token(payload.replacingOccurrences(of: "\"TX\"", with: "\"\(transaction)\"")))
+        #expect(routing.notificationUUID == uuid)
+        #expect(routing.lineage == lineage)
+    }
+
     @Test("a payload without a readable bundle id is an invalid format", arguments: [
         #"{}"#, #"{"data":{}}"#, #"{"data":{"bundleId":""}}"#, #"{"data":{"bundleId":5}}"#, #"{"data":"x"}"#, "not json",
     ])

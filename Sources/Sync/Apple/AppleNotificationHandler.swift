@@ -28,9 +28,8 @@ struct AppleNotificationHandler: JobHandler {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
-        let connections = try await context.pool.run { db in
-            try StoreConnections.find(accountID: envelope.accountID, store: .apple, appIdentifier: routing.bundleID, on: db)
-        }
+        let reads = try await AppleNotificationReads.read(accountID: envelope.accountID, claims: routing, pool: context.pool)
+        let connections = reads.connections
         guard !connections.isEmpty else {
             throw JobFailure.permanent("no store connection for bundle \(routing.bundleID) in account \(envelope.accountID)")
         }
@@ -52,7 +51,7 @@ struct AppleNotificationHandler: JobHandler {
         context.logger.debug("notification verified", ["uuid": .string(uuid), "type": .string(event),
                                                         "connection": .int(Int(connection.id))])
 
-        if try await Self.alreadyProcessed(uuid, pool: context.pool) { return .done("duplicate") }
+        if try await reads.alreadyProcessed(uuid, pool: context.pool) { return .done("duplicate") }
         let receipt = Receipt(store: "apple", messageID: uuid, receivedAt: envelope.receivedAt, jobID: job.id)
 
         if routing.environment?.rawValue != connection.environment.rawValue {
@@ -79,9 +78,10 @@ struct AppleNotificationHandler: JobHandler {
             throw JobFailure.permanent("the notification's transaction has no transactionId/originalTransactionId")
         }
         let source = SnapshotSource(kind: "notification", reference: uuid, event: event)
-        let fetched = try await AppleRefetch(client: tools.client, pool: context.pool)
-            .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, source: source,
-                      attempt: job.attempt, vouched: true)
+        let revision = try await reads.revision(connectionID: connection.id, lineage: lineage, pool: context.pool)
+        let fetched = try await AppleRefetch(client: tools.client)
+            .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, revision: revision,
+                      source: source, attempt: job.attempt, vouched: true)
         return receipt.complete("mirrored") { db in
             do {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
@@ -92,9 +92,5 @@ struct AppleNotificationHandler: JobHandler {
                 throw StoreFailures.mirror(error)
             }
         }
-    }
-
-    private static func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
-        try await pool.run { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
     }
 }

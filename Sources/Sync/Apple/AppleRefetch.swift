@@ -15,16 +15,19 @@ struct AppleRefetch {
     }
 
     let client: AppStoreAPIClient
-    let pool: PostgresPool
+
+    /// The history revision stored with a lineage's purchase, nil before its first fetch.
+    static func storedRevision(connectionID: Int64, lineage: String) -> PostgresQuery<String?> {
+        PostgresQuery("SELECT history_revision FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
+                      [connectionID, lineage]) { try $0.first?.decodeOptional(0, as: String.self) }
+    }
 
     /// - Parameter vouched: the transaction came signed from Apple itself (a notification), so "transaction
     ///   not found" is Apple's eventual consistency and worth a few retries, not a permanent failure.
-    func snapshot(connection: StoreConnection, lineage: String, transactionID: String, source: SnapshotSource,
-                  attempt: Int, vouched: Bool) async throws -> Result {
-        let revision = try await pool.run { db in
-            try db.query("SELECT history_revision FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
-                         [connection.id, lineage]).first?.decodeOptional(0, as: String.self)
-        }
+    /// - Parameter revision: the lineage's stored history revision (`storedRevision`); the history is read
+    ///   from there on.
+    func snapshot(connection: StoreConnection, lineage: String, transactionID: String, revision: String?,
+                  source: SnapshotSource, attempt: Int, vouched: Bool) async throws -> Result {
         do {
             let fetchedAt = Date()
             // Independent reads, sent together: a notification waits one store round trip, not two. The

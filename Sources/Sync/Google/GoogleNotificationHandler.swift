@@ -26,9 +26,12 @@ struct GoogleNotificationHandler: JobHandler {
         } catch {
             throw JobFailure.permanent("not a Play developer notification push: \(error)")
         }
-        let connections = try await context.pool.run { db in
-            try StoreConnections.find(accountID: envelope.accountID, store: .google,
-                                      appIdentifier: notification.packageName, on: db)
+        let messageID = push.messageID
+        // The receipt is read with the connections, in one round trip; it counts only once the push is authenticated.
+        let (connections, seen) = try await context.pool.run { db in
+            try db.query(StoreConnections.finding(accountID: envelope.accountID, store: .google,
+                                                  appIdentifier: notification.packageName),
+                         Receipts.looking(store: "google", messageID: messageID))
         }
         guard let primary = connections.first(where: { $0.environment == .production }) ?? connections.first else {
             throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
@@ -37,11 +40,7 @@ struct GoogleNotificationHandler: JobHandler {
         let tools = try registry.tools(for: primary)
         try await authenticate(envelope, with: tools)
 
-        let messageID = push.messageID
-        let seen = try await context.pool.run { db in
-            try Receipts.lookup(store: "google", messageID: messageID, on: db) != nil
-        }
-        if seen { return .done("duplicate") }
+        if seen != nil { return .done("duplicate") }
         let receipt = Receipt(store: "google", messageID: messageID, receivedAt: envelope.receivedAt, jobID: job.id)
 
         let token: String

@@ -1,0 +1,45 @@
+import AppStore
+import Mirror
+import Postgres
+import Queue
+
+/// What the Apple handler reads before it fetches, in one round trip: the app's store connections, the dedup
+/// receipt of the claimed `notificationUUID`, and the claimed lineage's history revision on each connection.
+/// The last two are keyed by unverified claims, so they answer only for the very values the verified payload
+/// then names; any other value is read on its own, as if nothing had been read ahead.
+struct AppleNotificationReads: Sendable {
+    let connections: [StoreConnection]
+    private let claims: NotificationRouting
+    private let seen: Bool
+    /// Connection id → the claimed lineage's stored revision, for the connections that have the lineage.
+    private let revisions: [Int64: String?]
+
+    static func read(accountID: Int64, claims: NotificationRouting, pool: PostgresPool) async throws -> Self {
+        let (connections, receipt, revisions) = try await pool.run { db in
+            try db.query(
+                StoreConnections.finding(accountID: accountID, store: .apple, appIdentifier: claims.bundleID),
+                Receipts.looking(store: "apple", messageID: claims.notificationUUID ?? ""),
+                PostgresQuery("""
+                    SELECT p.connection_id, p.history_revision FROM store_purchases p
+                    JOIN store_connections c ON c.id = p.connection_id
+                    WHERE c.account_id = $1 AND c.store = 'apple' AND c.app_identifier = $2 AND p.lineage = $3
+                    """, [accountID, claims.bundleID, claims.lineage ?? ""]) { rows in
+                    try Dictionary(rows.map { (try $0.decode(0, as: Int64.self), try $0.decodeOptional(1, as: String.self)) },
+                                   uniquingKeysWith: { first, _ in first })
+                })
+        }
+        return Self(connections: connections, claims: claims, seen: receipt != nil, revisions: revisions)
+    }
+
+    /// Whether `uuid` was processed within the dedup window.
+    func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
+        if uuid == claims.notificationUUID { return seen }
+        return try await pool.run { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
+    }
+
+    /// The history revision stored for `lineage` on `connectionID`, if any.
+    func revision(connectionID: Int64, lineage: String, pool: PostgresPool) async throws -> String? {
+        if lineage == claims.lineage { return revisions[connectionID] ?? nil }
+        return try await pool.run { db in try db.query(AppleRefetch.storedRevision(connectionID: connectionID, lineage: lineage)) }
+    }
+}
