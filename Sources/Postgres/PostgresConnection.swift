@@ -22,10 +22,16 @@ public actor PostgresConnection {
     private var unusedStatements: [String] = []
     private var transactionDepth = 0
     /// Statements deferred by `queryLater`, not yet sent.
-    private var pending: [PostgresStatement] = []
-    /// How many times pending statements were sent: tells a failing transaction whether its opening
-    /// statement ever reached the server.
-    private var flushes = 0
+    private var pending: [Pending] = []
+    /// Transactions and savepoints whose opening statement ran, by token: only those may be rolled back to.
+    private var opened: Set<Int> = []
+    private var lastOpening = 0
+
+    /// A deferred statement; `opening` tags the `BEGIN` or `SAVEPOINT` of a transaction scope.
+    private struct Pending {
+        let statement: PostgresStatement
+        var opening: Int?
+    }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -85,6 +91,7 @@ public actor PostgresConnection {
         guard pending.isEmpty else { return try pipeline([PostgresStatement(sql, parameters)])[0] }
         let conn = try liveHandle()
         if transactionDepth == 0 { deallocateUnused(conn) }
+        let preparedBefore = statements.name(for: sql) != nil
         guard !parameters.isEmpty, let name = try preparedName(sql, parameterCount: parameters.count) else {
             let result = withParameters(parameters) { values, lengths, formats in
                 PQexecParams(conn, sql, Int32(parameters.count), nil, values, lengths, formats, 0)
@@ -97,7 +104,8 @@ public actor PostgresConnection {
         do {
             return try consume(result)
         } catch let error as PostgresError {
-            throw stale(error, sql: sql, name: name)
+            // Only a statement prepared before this call can have gone stale.
+            throw preparedBefore ? stale(error, sql: sql, name: name) : error
         }
     }
 
@@ -119,24 +127,13 @@ public actor PostgresConnection {
             try query(sql, parameters)
             return
         }
-        pending.append(PostgresStatement(sql, parameters))
+        pending.append(Pending(statement: PostgresStatement(sql, parameters)))
     }
 
     /// Sends what is pending, then `statements`, in one pipeline; returns the rows of `statements` only.
     private func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresRows] {
         let conn = try liveHandle()
         if transactionDepth == 0 { deallocateUnused(conn) }
-        let all = pending + statements
-        pending.removeAll()
-        flushes += 1
-        // A statement new to this connection is prepared inside the pipeline too, right before it runs, so a
-        // failure to prepare fails where that statement would have, after the statements ahead of it.
-        let plans: [(name: String?, prepare: Bool)] = all.map { statement in
-            guard !statement.parameters.isEmpty else { return (nil, false) }
-            if let name = self.statements.name(for: statement.sql) { return (name, false) }
-            let name = self.statements.add(statement.sql)
-            return (name, name != nil)
-        }
         guard PQenterPipelineMode(conn) == 1 else {
             throw PostgresError(.connectionLost, message: "cannot start a pipeline: \(Self.errorMessage(conn))")
         }
@@ -144,18 +141,31 @@ public actor PostgresConnection {
             // Still in pipeline mode means results were left unread: the connection is out of step for good.
             if PQexitPipelineMode(conn) != 1 { close() }
         }
-        for (statement, plan) in zip(all, plans) {
+        let all = pending + statements.map { Pending(statement: $0) }
+        pending.removeAll()
+        // A statement new to this connection is prepared inside the pipeline too, right before it runs, so a
+        // failure to prepare fails where that statement would have, after the statements ahead of it.
+        let plans: [(name: String?, prepare: Bool)] = all.map { item in
+            guard !item.statement.parameters.isEmpty else { return (nil, false) }
+            if let name = self.statements.name(for: item.statement.sql) { return (name, false) }
+            let name = self.statements.add(item.statement.sql)
+            return (name, name != nil)
+        }
+        let sent = zip(all, plans).allSatisfy { item, plan in
+            let statement = item.statement
             let count = Int32(statement.parameters.count)
-            if plan.prepare, PQsendPrepare(conn, plan.name, statement.sql, count, nil) != 1 {
-                throw PostgresError(.connectionLost, message: Self.errorMessage(conn))
-            }
-            let sent = withParameters(statement.parameters) { values, lengths, formats in
+            if plan.prepare, PQsendPrepare(conn, plan.name, statement.sql, count, nil) != 1 { return false }
+            return withParameters(statement.parameters) { values, lengths, formats in
                 if let name = plan.name { PQsendQueryPrepared(conn, name, count, values, lengths, formats, 0) }
                 else { PQsendQueryParams(conn, statement.sql, count, nil, values, lengths, formats, 0) }
-            }
-            guard sent == 1 else { throw PostgresError(.connectionLost, message: Self.errorMessage(conn)) }
+            } == 1
         }
-        guard PQpipelineSync(conn) == 1 else { throw PostgresError(.connectionLost, message: Self.errorMessage(conn)) }
+        guard sent, PQpipelineSync(conn) == 1 else {
+            // Part of the batch may be on its way: nothing can tell which part ran, so the connection is done.
+            let message = Self.errorMessage(conn)
+            close()
+            throw PostgresError(.connectionLost, message: message)
+        }
 
         var rows: [PostgresRows] = []
         var failure: PostgresError?
@@ -174,20 +184,25 @@ public actor PostgresConnection {
             default: return .failure(error(from: result))
             }
         }
-        for (statement, plan) in zip(all, plans) {
+        for (item, plan) in zip(all, plans) {
+            let sql = item.statement.sql
             if plan.prepare {
                 switch try next() {
                 case .success: break
                 case .failure(let error):
-                    self.statements.forget(statement.sql)
+                    self.statements.forget(sql)
                     failure = failure ?? error
-                case nil: self.statements.forget(statement.sql)
+                case nil: self.statements.forget(sql)
                 }
             }
             switch try next() {
-            case .success(let result): rows.append(result)
+            case .success(let result):
+                rows.append(result)
+                if let opening = item.opening { opened.insert(opening) }
             case .failure(let error):
-                failure = failure ?? plan.name.map { stale(error, sql: statement.sql, name: $0) } ?? error
+                // Only a statement prepared before this pipeline can have gone stale.
+                let stale = plan.prepare ? nil : plan.name.map { self.stale(error, sql: sql, name: $0) }
+                failure = failure ?? stale ?? error
             case nil: break
             }
         }
@@ -212,10 +227,11 @@ public actor PostgresConnection {
     }
 
     /// 0A000 is "cached plan must not change result type"; class 42 (undefined column, function or operator,
-    /// type mismatch) at execution means re-analysis failed, since the statement was accepted when prepared.
+    /// type mismatch) at execution means re-analysis failed, since the statement was accepted when prepared —
+    /// except 42501, permission denied, which preparing again cannot cure.
     private static func isStale(_ error: PostgresError) -> Bool {
         guard let state = error.sqlState, error.code != .connectionLost else { return false }
-        return state == "0A000" || state.hasPrefix("42")
+        return state == "0A000" || (state.hasPrefix("42") && state != "42501")
     }
 
     private func deallocateUnused(_ conn: OpaquePointer) {
@@ -261,13 +277,14 @@ public actor PostgresConnection {
         let depth = transactionDepth
         let savepoint = depth == 0 ? nil : "sp\(depth)"
         if depth == 0, let handle { deallocateUnused(handle) }
-        let opening = pending.count
-        let flushesAtOpening = flushes
-        pending.append(PostgresStatement(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN"))
+        lastOpening += 1
+        let token = lastOpening
+        pending.append(Pending(statement: PostgresStatement(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN"), opening: token))
         transactionDepth = depth + 1
         do {
             let value = try body(self)
             let ended = try query(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+            opened.remove(token)
             transactionDepth = depth
             // A transaction aborted by an error the body swallowed answers COMMIT with ROLLBACK, not an error.
             guard ended.commandTag != "ROLLBACK" else {
@@ -277,15 +294,20 @@ public actor PostgresConnection {
         } catch {
             if transactionDepth != depth {
                 transactionDepth = depth
-                if flushes == flushesAtOpening {
-                    // Nothing of this transaction reached the server: forget it, keeping what came before.
-                    pending.removeSubrange(opening...)
-                } else {
+                if let unsent = pending.firstIndex(where: { $0.opening == token }) {
+                    // Nothing of this scope reached the server: forget it, keeping what came before.
+                    pending.removeSubrange(unsent...)
+                } else if opened.remove(token) != nil {
                     pending.removeAll()
                     if !isBroken {
-                        _ = try? query(savepoint.map { "ROLLBACK TO SAVEPOINT \($0)" } ?? "ROLLBACK")
+                        // Released after the rollback, so a later sibling's name can never resolve to this one.
+                        _ = try? query(savepoint.map {
+                            [PostgresStatement("ROLLBACK TO SAVEPOINT \($0)"), PostgresStatement("RELEASE SAVEPOINT \($0)")]
+                        } ?? [PostgresStatement("ROLLBACK")])
                     }
                 }
+                // Otherwise the opening was sent but never ran: what failed came before it, and the enclosing
+                // scope, which that failure belongs to, rolls back.
             }
             throw error
         }

@@ -89,16 +89,45 @@ struct PostgresPipelineTests {
         }
     }
 
-    @Test("a savepoint that throws before reaching the server is dropped; what was deferred before it still runs")
+    @Test("a deferred statement's failure is thrown by the next statement, not where it was queued")
+    func deferredFailureSurfacesLater() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
+            try await db.pool.query("INSERT INTO notes VALUES (1)")
+            try await withDirectConnection(db.url) { connection in
+                await #expect(throws: PostgresError.self) {
+                    try await connection.transaction { @Sendable connection in
+                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
+                        let error = #expect(throws: PostgresError.self) { try connection.query("SELECT 1") }
+                        #expect(error?.code == .uniqueViolation)
+                    }
+                }
+                // At the top level the failure comes with COMMIT, and nothing of the transaction is kept.
+                let error = await #expect(throws: PostgresError.self) {
+                    try await connection.transaction { @Sendable connection in
+                        try connection.query("INSERT INTO notes VALUES (2)")
+                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
+                    }
+                }
+                #expect(error?.code == .uniqueViolation)
+            }
+            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
+            #expect(ids == [1])
+        }
+    }
+
+    @Test("a savepoint that throws before reaching the server is never sent; what was deferred before it still runs")
     func unsentSavepointIsDropped() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
             try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
+            // nextval is not undone by a rollback: the sequence shows whether the deferred call was ever sent.
+            try await db.pool.query("CREATE SEQUENCE probe")
             try await withDirectConnection(db.url) { connection in
                 try await connection.transaction { @Sendable connection in
                     try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
                     #expect(throws: Boom.self) {
                         try connection.transaction { connection in
-                            try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
+                            try connection.queryLater("SELECT nextval($1)", ["probe"])
                             throw Boom()
                         }
                     }
@@ -106,6 +135,75 @@ struct PostgresPipelineTests {
             }
             let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
             #expect(ids == [1])
+            let called: Bool = try await db.pool.query("SELECT is_called FROM probe")[0].decode(0)
+            #expect(!called)
+        }
+    }
+
+    @Test("a failure before a savepoint's opening ran belongs to the enclosing transaction: no rollback to an older savepoint hides it")
+    func failureBeforeTheOpeningFailsTheEnclosingTransaction() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
+            try await withDirectConnection(db.url) { connection in
+                _ = await #expect(throws: PostgresError.self) {
+                    try await connection.transaction { @Sendable connection in
+                        // A sibling rolled back, then one kept: both used the name sp1.
+                        #expect(throws: Boom.self) {
+                            try connection.transaction { connection in
+                                try connection.query("INSERT INTO notes VALUES (1)")
+                                throw Boom()
+                            }
+                        }
+                        _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (2)") }
+                        // The enclosing transaction's own deferred write fails in the pipeline that opens the next one.
+                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
+                        let error = #expect(throws: PostgresError.self) {
+                            _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (3)") }
+                        }
+                        #expect(error?.code == .uniqueViolation)
+                    }
+                }
+            }
+            let count: Int = try await db.pool.scalar("SELECT count(*) FROM notes")
+            #expect(count == 0, "the transaction failed as a whole instead of committing without the kept savepoint's row")
+        }
+    }
+
+    @Test("typed queries sent together come back each read its own way")
+    func typedQueries() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            try await withDirectConnection(db.url) { connection in
+                let (number, words, nothing) = try await connection.transaction { @Sendable connection in
+                    try connection.query(
+                        PostgresQuery("SELECT $1::int8 * 2", [Int64(21)]) { try $0[0].decode(0, as: Int64.self) },
+                        PostgresQuery("SELECT unnest($1::text[])", [PostgresArray(["a", "b"])]) {
+                            try $0.map { try $0.decode(0, as: String.self) }
+                        },
+                        PostgresQuery("SELECT 1 WHERE false") { $0.isEmpty })
+                }
+                #expect(number == 42)
+                #expect(words == ["a", "b"])
+                #expect(nothing)
+            }
+        }
+    }
+
+    @Test("a statement first run inside a pipeline is prepared there, once, and run by name afterwards")
+    func preparedInsidePipeline() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let add = "SELECT $1::int8 + 1"
+            try await withDirectConnection(db.url) { connection in
+                for value in [Int64(1), 2, 3] {
+                    // Inside a transaction the statement always travels with BEGIN, so through the pipeline.
+                    let sum: Int64 = try await connection.transaction { @Sendable connection in
+                        try connection.query(add, [value])[0].decode(0)
+                    }
+                    #expect(sum == value + 1)
+                }
+                let prepared: Int = try await connection.scalar(
+                    "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [add])
+                #expect(prepared == 1)
+            }
         }
     }
 
