@@ -19,16 +19,7 @@ public struct NotificationRouting: Sendable, Equatable {
     public static func signedPayload(fromBody body: Data) throws -> String {
         let payload: String?
         do {
-            payload = try JSONReader.read(body) { reader in
-                var payload: String?
-                try reader.readObject { reader, key in
-                    switch key {
-                    case "signedPayload": payload = try reader.readStringIfPresent()
-                    default: try reader.skipValue()
-                    }
-                }
-                return payload
-            }
+            payload = try string("signedPayload", of: body)
         } catch {
             throw AppStoreVerificationError(.invalidFormat, "body is not a JSON object (\(error))")
         }
@@ -74,15 +65,17 @@ public struct NotificationRouting: Sendable, Equatable {
 
     private static func originalTransactionID(of jws: String) -> String? {
         guard let parts = try? JWSParts(jws) else { return nil }
-        return try? JSONReader.read(parts.payload) { reader in
-            var lineage: String?
+        return try? string("originalTransactionId", of: parts.payload)
+    }
+
+    /// The string member `name` of the JSON object `json` (nil when absent or null).
+    private static func string(_ name: StaticString, of json: Data) throws -> String? {
+        try JSONReader.read(json) { reader in
+            var value: String?
             try reader.readObject { reader, key in
-                switch key {
-                case "originalTransactionId": lineage = try reader.readStringIfPresent()
-                default: try reader.skipValue()
-                }
+                if name ~= key { value = try reader.readStringIfPresent() } else { try reader.skipValue() }
             }
-            return lineage
+            return value
         }
     }
 
