@@ -2,6 +2,7 @@ import Foundation
 import Postgres
 import Synchronization
 import Testing
+import TestSupport
 
 // Small tools shared by the Postgres suites: bounded waits, a gate to hold tasks, and shortcuts for
 // one-value queries. Nothing here fakes the database.
@@ -18,6 +19,16 @@ struct TestFailure: Error, CustomStringConvertible {
 /// A name no other test (or earlier run) uses, for application names and channels.
 func uniqueName(_ prefix: String) -> String {
     "\(prefix)-\(UInt32.random(in: 0...UInt32.max))"
+}
+
+/// Runs `body` on a direct connection to a fresh database holding an empty `notes (id int PRIMARY KEY)`
+/// table, and returns the note ids committed by the end, as another session sees them.
+func notesCommitted(by body: (PostgresConnection) async throws -> Void) async throws -> [Int] {
+    try await TestDatabase.with(poolSize: 1) { db in
+        try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
+        try await withDirectConnection(db.url, body)
+        return try await db.pool.noteIDs()
+    }
 }
 
 /// Runs `body` and fails with a message naming `what` if it has not finished within `timeout`.
@@ -139,6 +150,11 @@ extension PostgresPool {
         return try row.decode(0, as: T.self)
     }
 
+    /// The ids in the `notes` table the transaction tests write to, in order.
+    nonisolated func noteIDs() async throws -> [Int] {
+        try await query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
+    }
+
     /// How many server backends currently carry `applicationName`.
     nonisolated func backendCount(applicationName: String) async throws -> Int {
         try await scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", [applicationName])
@@ -153,6 +169,11 @@ extension PostgresConnection {
         let rows = try query(sql, parameters)
         guard let row = rows.first else { throw TestFailure("no row from: \(sql)") }
         return try row.decode(0, as: T.self)
+    }
+
+    /// How many statements with exactly the text `sql` this connection has prepared.
+    func preparedCount(of sql: String) throws -> Int {
+        try scalar("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [sql])
     }
 
     /// The server process serving this connection.

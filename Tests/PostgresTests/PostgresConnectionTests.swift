@@ -44,93 +44,77 @@ struct PostgresConnectionTests {
 
     @Test("transaction rolls back when the body throws, and the connection is usable afterwards")
     func transactionRollsBack() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                await #expect(throws: Boom.self) {
-                    try await connection.transaction { @Sendable connection in
-                        try connection.query("INSERT INTO notes VALUES (1)")
-                        throw Boom()
-                    }
+        let ids = try await notesCommitted { connection in
+            await #expect(throws: Boom.self) {
+                try await connection.transaction { @Sendable connection in
+                    try connection.query("INSERT INTO notes VALUES (1)")
+                    throw Boom()
                 }
-                // Back in autocommit: this insert is visible to others at once.
-                try await connection.query("INSERT INTO notes VALUES (2)")
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [2])
+            // Back in autocommit: this insert is visible to others at once.
+            try await connection.query("INSERT INTO notes VALUES (2)")
         }
+        #expect(ids == [2])
     }
 
     @Test("a failing statement inside a transaction rolls back the earlier writes")
     func transactionRollsBackOnStatementError() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                let error = await #expect(throws: PostgresError.self) {
-                    try await connection.transaction { @Sendable connection in
-                        try connection.query("INSERT INTO notes VALUES (1)")
-                        try connection.query("INSERT INTO notes VALUES (1)")
-                    }
+        let ids = try await notesCommitted { connection in
+            let error = await #expect(throws: PostgresError.self) {
+                try await connection.transaction { @Sendable connection in
+                    try connection.query("INSERT INTO notes VALUES (1)")
+                    try connection.query("INSERT INTO notes VALUES (1)")
                 }
-                #expect(error?.code == .uniqueViolation)
-                _ = try await connection.transaction { @Sendable connection in try connection.query("INSERT INTO notes VALUES (5)") }
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [5])
+            #expect(error?.code == .uniqueViolation)
+            _ = try await connection.transaction { @Sendable connection in try connection.query("INSERT INTO notes VALUES (5)") }
         }
+        #expect(ids == [5])
     }
 
     @Test("a nested transaction is a savepoint: its throw undoes only its own writes")
     func nestedTransactionRollsBackInnerOnly() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                try await connection.transaction { @Sendable connection in
-                    try connection.query("INSERT INTO notes VALUES (1)")
-                    try connection.transaction { connection in
-                        try connection.query("INSERT INTO notes VALUES (2)")
-                        // Two levels deep, failing on a server error rather than a Swift throw.
-                        let error = #expect(throws: PostgresError.self) {
-                            try connection.transaction { connection in
-                                try connection.query("INSERT INTO notes VALUES (3)")
-                                try connection.query("INSERT INTO notes VALUES (1)")
-                            }
-                        }
-                        #expect(error?.code == .uniqueViolation)
-                        try connection.query("INSERT INTO notes VALUES (4)")
-                    }
-                    #expect(throws: Boom.self) {
+        let ids = try await notesCommitted { connection in
+            try await connection.transaction { @Sendable connection in
+                try connection.query("INSERT INTO notes VALUES (1)")
+                try connection.transaction { connection in
+                    try connection.query("INSERT INTO notes VALUES (2)")
+                    // Two levels deep, failing on a server error rather than a Swift throw.
+                    let error = #expect(throws: PostgresError.self) {
                         try connection.transaction { connection in
-                            try connection.query("INSERT INTO notes VALUES (5)")
-                            throw Boom()
+                            try connection.query("INSERT INTO notes VALUES (3)")
+                            try connection.query("INSERT INTO notes VALUES (1)")
                         }
                     }
-                    try connection.query("INSERT INTO notes VALUES (6)")
+                    #expect(error?.code == .uniqueViolation)
+                    try connection.query("INSERT INTO notes VALUES (4)")
                 }
+                #expect(throws: Boom.self) {
+                    try connection.transaction { connection in
+                        try connection.query("INSERT INTO notes VALUES (5)")
+                        throw Boom()
+                    }
+                }
+                try connection.query("INSERT INTO notes VALUES (6)")
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [1, 2, 4, 6])
         }
+        #expect(ids == [1, 2, 4, 6])
     }
 
     @Test("an outer throw undoes writes of inner transactions that succeeded")
     func outerThrowUndoesInner() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                await #expect(throws: Boom.self) {
-                    try await connection.transaction { @Sendable connection in
-                        try connection.query("INSERT INTO notes VALUES (1)")
-                        _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (2)") }
-                        throw Boom()
-                    }
+        let ids = try await notesCommitted { connection in
+            await #expect(throws: Boom.self) {
+                try await connection.transaction { @Sendable connection in
+                    try connection.query("INSERT INTO notes VALUES (1)")
+                    _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (2)") }
+                    throw Boom()
                 }
-                // The depth is back to zero: a new transaction is a real one, and it commits.
-                _ = try await connection.transaction { @Sendable connection in try connection.query("INSERT INTO notes VALUES (3)") }
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [3])
+            // The depth is back to zero: a new transaction is a real one, and it commits.
+            _ = try await connection.transaction { @Sendable connection in try connection.query("INSERT INTO notes VALUES (3)") }
         }
+        #expect(ids == [3])
     }
 
     @Test("a COMMIT that fails reports the error and leaves the connection able to run transactions")
@@ -190,8 +174,7 @@ struct PostgresConnectionTests {
                     #expect(try row.decode("sum", as: Int64.self) == a + b)
                     #expect(try row.decode("label", as: String.self) == label)
                 }
-                let prepared: Int = try await connection.scalar(
-                    "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [add])
+                let prepared = try await connection.preparedCount(of: add)
                 #expect(prepared == 1)
             }
         }
@@ -243,8 +226,7 @@ struct PostgresConnectionTests {
                 }
                 let row = try #require(try await connection.query(select, [1]).first)
                 #expect(try row.decode("name", as: String.self) == "x")
-                let prepared: Int = try await connection.scalar(
-                    "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [select])
+                let prepared = try await connection.preparedCount(of: select)
                 #expect(prepared == 1, "the stale statement is deallocated")
             }
         }

@@ -28,65 +28,53 @@ struct PostgresPipelineTests {
 
     @Test("outside a transaction a batch is atomic: a failure throws it and undoes the statements before it")
     func batchFailureIsAtomic() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                let error = await #expect(throws: PostgresError.self) {
-                    try await connection.query([
-                        PostgresStatement("INSERT INTO notes VALUES ($1)", [1]),
-                        PostgresStatement("INSERT INTO notes VALUES ($1)", [1]),
-                        PostgresStatement("INSERT INTO notes VALUES ($1)", [2]),
-                    ])
-                }
-                #expect(error?.code == .uniqueViolation)
-                // The connection is in step afterwards.
-                try await connection.query([PostgresStatement("INSERT INTO notes VALUES ($1)", [3])])
+        let ids = try await notesCommitted { connection in
+            let error = await #expect(throws: PostgresError.self) {
+                try await connection.query([
+                    PostgresStatement("INSERT INTO notes VALUES ($1)", [1]),
+                    PostgresStatement("INSERT INTO notes VALUES ($1)", [1]),
+                    PostgresStatement("INSERT INTO notes VALUES ($1)", [2]),
+                ])
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [3])
+            #expect(error?.code == .uniqueViolation)
+            // The connection is in step afterwards.
+            try await connection.query([PostgresStatement("INSERT INTO notes VALUES ($1)", [3])])
         }
+        #expect(ids == [3])
     }
 
     @Test("a deferred statement is visible to the next one and commits with its transaction")
     func deferredStatementRunsBeforeTheNext() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                let seen = try await connection.transaction { @Sendable connection in
-                    try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
-                    let count: Int = try connection.query("SELECT count(*) FROM notes")[0].decode(0)
-                    try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
-                    return count
-                }
-                #expect(seen == 1)
+        let ids = try await notesCommitted { connection in
+            let seen = try await connection.transaction { @Sendable connection in
+                try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
+                let count: Int = try connection.query("SELECT count(*) FROM notes")[0].decode(0)
+                try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
+                return count
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [1, 2], "the statement deferred last went with COMMIT")
+            #expect(seen == 1)
         }
+        #expect(ids == [1, 2], "the statement deferred last went with COMMIT")
     }
 
     @Test("a deferred statement that fails fails its savepoint only, when the savepoint ends")
     func deferredFailureFailsItsSavepoint() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                try await connection.transaction { @Sendable connection in
-                    try connection.query("INSERT INTO notes VALUES (1)")
-                    let error = #expect(throws: PostgresError.self) {
-                        try connection.transaction { connection in
-                            try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
-                            try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
-                        }
+        let ids = try await notesCommitted { connection in
+            try await connection.transaction { @Sendable connection in
+                try connection.query("INSERT INTO notes VALUES (1)")
+                let error = #expect(throws: PostgresError.self) {
+                    try connection.transaction { connection in
+                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
+                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
                     }
-                    #expect(error?.code == .uniqueViolation)
-                    try connection.query("INSERT INTO notes VALUES (3)")
                 }
-                // Outside a transaction nothing is deferred: the failure is thrown at once.
-                await #expect(throws: PostgresError.self) { try await connection.queryLater("INSERT INTO notes VALUES ($1)", [3]) }
+                #expect(error?.code == .uniqueViolation)
+                try connection.query("INSERT INTO notes VALUES (3)")
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [1, 3])
+            // Outside a transaction nothing is deferred: the failure is thrown at once.
+            await #expect(throws: PostgresError.self) { try await connection.queryLater("INSERT INTO notes VALUES ($1)", [3]) }
         }
+        #expect(ids == [1, 3])
     }
 
     @Test("a deferred statement's failure is thrown by the next statement, not where it was queued")
@@ -111,7 +99,7 @@ struct PostgresPipelineTests {
                 }
                 #expect(error?.code == .uniqueViolation)
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
+            let ids = try await db.pool.noteIDs()
             #expect(ids == [1])
         }
     }
@@ -133,7 +121,7 @@ struct PostgresPipelineTests {
                     }
                 }
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
+            let ids = try await db.pool.noteIDs()
             #expect(ids == [1])
             let called: Bool = try await db.pool.query("SELECT is_called FROM probe")[0].decode(0)
             #expect(!called)
@@ -200,8 +188,7 @@ struct PostgresPipelineTests {
                     }
                     #expect(sum == value + 1)
                 }
-                let prepared: Int = try await connection.scalar(
-                    "SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [add])
+                let prepared = try await connection.preparedCount(of: add)
                 #expect(prepared == 1)
             }
         }
@@ -209,24 +196,20 @@ struct PostgresPipelineTests {
 
     @Test("a statement that cannot be prepared inside a batch fails only its savepoint, and is prepared once it can be")
     func preparationFailureInsideBatch() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            let select = "SELECT count(*) FROM later WHERE id > $1"
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                try await connection.transaction { @Sendable connection in
-                    try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
-                    let error = #expect(throws: PostgresError.self) {
-                        try connection.transaction { connection in _ = try connection.query(select, [0]) }
-                    }
-                    #expect(error?.sqlState == "42P01")
-                    try connection.query("CREATE TABLE later (id int)")
-                    let count: Int = try connection.query(select, [0])[0].decode(0)
-                    #expect(count == 0)
+        let select = "SELECT count(*) FROM later WHERE id > $1"
+        let ids = try await notesCommitted { connection in
+            try await connection.transaction { @Sendable connection in
+                try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
+                let error = #expect(throws: PostgresError.self) {
+                    try connection.transaction { connection in _ = try connection.query(select, [0]) }
                 }
+                #expect(error?.sqlState == "42P01")
+                try connection.query("CREATE TABLE later (id int)")
+                let count: Int = try connection.query(select, [0])[0].decode(0)
+                #expect(count == 0)
             }
-            let ids = try await db.pool.query("SELECT id FROM notes ORDER BY id").map { try $0.decode(0, as: Int.self) }
-            #expect(ids == [1])
         }
+        #expect(ids == [1])
     }
 
     @Test("a statement gone stale is reported as transient when it runs in a batch, and prepared afresh after")
