@@ -100,7 +100,7 @@ public final class AppStoreAPIClient: Sendable {
         var pages = 0
         let now = now()
         while hasMore && pages < configuration.maxHistoryPages {
-            let query = (revision.map { "revision=\(Self.queryValue($0))&" } ?? "") + "sort=ASCENDING"
+            let query = (revision.map { "revision=\(PercentEncoding.encode($0))&" } ?? "") + "sort=ASCENDING"
             let call = Call("GET", "\(path)?\(query)")
             let page = try Self.decode(HistoryResponse.self, try await send(.transactionHistory, call), call)
             guard let signed = page.signedTransactions, let more = page.hasMore else {
@@ -146,7 +146,7 @@ public final class AppStoreAPIClient: Sendable {
     /// notification job runs, like a delivered one.
     public func notificationHistory(start: Date, end: Date, onlyFailures: Bool,
                                     paginationToken: String? = nil) async throws -> NotificationHistoryPage {
-        let query = paginationToken.map { "?paginationToken=\(Self.queryValue($0))" } ?? ""
+        let query = paginationToken.map { "?paginationToken=\(PercentEncoding.encode($0))" } ?? ""
         let call = Call("POST", "/inApps/v1/notifications/history\(query)")
         let request: [String: Any] = ["startDate": Int64(start.timeIntervalSince1970 * 1000),
                                       "endDate": Int64(end.timeIntervalSince1970 * 1000), "onlyFailures": onlyFailures]
@@ -217,23 +217,7 @@ public final class AppStoreAPIClient: Sendable {
         return id
     }
 
-    /// Percent-encodes an opaque value (a revision token) for a query string: every byte but RFC 3986's
-    /// unreserved ones.
-    private static func queryValue(_ value: String) -> String {
-        var encoded = ""
-        for byte in value.utf8 {
-            if unreservedBytes.contains(byte) {
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return encoded
-    }
-
-    private static let alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-    private static let idBytes = Set((alphanumerics + "-_").utf8)
-    private static let unreservedBytes = Set((alphanumerics + "-._~").utf8)
+    private static let idBytes = Set((PercentEncoding.alphanumerics + "-_").utf8)
 
     // MARK: - Answers
 

@@ -1,7 +1,8 @@
 /// Percent-encoding for query strings and form bodies: every byte but RFC 3986's unreserved ones, so an opaque
-/// value (a page token, an assertion) can never add a parameter or end the string early.
-enum PercentEncoding {
-    static func encode(_ value: String) -> String {
+/// value (a page token, a revision, an assertion) can never add a parameter or end the string early. Shared by
+/// the App Store and Play clients.
+public enum PercentEncoding {
+    public static func encode(_ value: String) -> String {
         var encoded = ""
         for byte in value.utf8 {
             if unreserved.contains(byte) {
@@ -14,10 +15,11 @@ enum PercentEncoding {
     }
 
     /// `application/x-www-form-urlencoded` from name–value pairs, in order.
-    static func form(_ fields: [(String, String)]) -> String {
+    public static func form(_ fields: [(String, String)]) -> String {
         fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
     }
 
-    static let alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    /// ASCII letters and digits, the core of every identifier alphabet the store clients accept.
+    public static let alphanumerics = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
     private static let unreserved = Set((alphanumerics + "-._~").utf8)
 }
