@@ -30,6 +30,12 @@ public enum Mirror {
         }
     }
 
+    /// The lock `apply` takes for a purchase lineage. Handlers pass it on as their result's `serialKey`, so
+    /// one worker never commits two applies of a lineage in concurrent transactions that would wait on it.
+    public static func lockKey(connectionID: Int64, lineage: String) -> String {
+        "storesync.lineage:\(connectionID):\(lineage)"
+    }
+
     /// Applies `snapshot` for `connection`. The caller has checked the environment (a mismatch is skipped
     /// before anything is fetched); it is checked again here because mixing environments would book test
     /// purchases as revenue. Throws `MirrorError` when the product is not mapped.
@@ -43,7 +49,7 @@ public enum Mirror {
                 + "\(connection.environment.rawValue) connection \(connection.id)")
         }
         let known = try KnownState(snapshot: snapshot, row: LineageLock.acquire(
-            "storesync.lineage:\(connection.id):\(snapshot.lineage)",
+            lockKey(connectionID: connection.id, lineage: snapshot.lineage),
             thenRead: KnownState.statement(snapshot: snapshot, connection: connection), on: db)[0])
         guard let planPriceID = known.planPriceID else {
             let basePlan = snapshot.basePlanID.map { " base plan \($0)" } ?? ""

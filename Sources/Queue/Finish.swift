@@ -21,12 +21,17 @@ public struct Finish: Sendable {
     public let result: Result
     /// Only for `.completed`: the job's own writes, committed atomically with its completion.
     public let writes: JobWrites?
+    /// What the writes lock, such as a purchase lineage. Outcomes with the same key are committed by the same
+    /// flusher, one group commit after another, so two concurrent group commits never wait on each other for
+    /// it; nil when the writes lock nothing another job's writes would.
+    public let serialKey: String?
 
-    public init(job: LeasedJob, result: Result, writes: JobWrites? = nil) {
+    public init(job: LeasedJob, result: Result, writes: JobWrites? = nil, serialKey: String? = nil) {
         self.lease = job.lease
         self.maxAttempts = job.maxAttempts
         self.result = result
         self.writes = writes
+        self.serialKey = serialKey
     }
 }
 

@@ -12,11 +12,12 @@ struct Receipt: Sendable {
 
     /// Completes the job: records the notification as seen with `outcome`, then runs `writes` — unless a
     /// concurrent delivery of the same notification recorded it first, in which case nothing else is written.
-    func complete(_ outcome: String, then writes: JobWrites? = nil) -> JobResult {
+    /// `serialKey` names what `writes` lock (see `JobResult.serialKey`).
+    func complete(_ outcome: String, serialKey: String? = nil, then writes: JobWrites? = nil) -> JobResult {
         .done(outcome, writes: { db in
             guard try Receipts.record(store: store, messageID: messageID, receivedAt: receivedAt, jobID: jobID,
                                       outcome: outcome, on: db) else { return }
             try writes?(db)
-        })
+        }, serialKey: serialKey)
     }
 }

@@ -4,17 +4,30 @@ import Queue
 
 /// Records job outcomes by group commit (see `GroupCommit`), retrying a batch that hit a transient database
 /// error; a batch that cannot be recorded leaves its jobs leased, to run again once their leases expire.
+///
+/// Outcomes are spread over lanes, one flusher each, so group commits overlap. Outcomes with the same
+/// `serialKey` always take the same lane: two concurrent group commits, each holding some lineages' locks
+/// and wanting one the other holds, would otherwise stall each other (and every job they carry) while
+/// `LineageLock` waits, when several notifications of one subscription arrive together.
 struct Completer: Sendable {
-    let commits: GroupCommit<Finish, FinishReport?>
+    let lanes: [GroupCommit<Finish, FinishReport?>]
 
-    init(pool: PostgresPool, owner: String, policy: RetryPolicy, maxBatch: Int = 1000) {
-        commits = GroupCommit(maxBatch: maxBatch) { batch in
-            await Self.commit(batch, pool: pool, owner: owner, policy: policy)
+    init(pool: PostgresPool, owner: String, policy: RetryPolicy, lanes: Int, maxBatch: Int = 1000) {
+        self.lanes = (0..<max(1, lanes)).map { _ in
+            GroupCommit(maxBatch: maxBatch) { batch in
+                await Self.commit(batch, pool: pool, owner: owner, policy: policy)
+            }
         }
     }
 
     /// Records `finish` durably; nil when it could not be recorded.
-    func submit(_ finish: Finish) async -> FinishReport? { await commits.submit(finish) }
+    func submit(_ finish: Finish) async -> FinishReport? { await lanes[lane(of: finish)].submit(finish) }
+
+    /// The lane for `finish`: by its serial key when it has one, else by job, which spreads them evenly.
+    func lane(of finish: Finish) -> Int {
+        let spread = finish.serialKey?.hashValue ?? Int(truncatingIfNeeded: finish.lease.id)
+        return Int(UInt(bitPattern: spread) % UInt(lanes.count))
+    }
 
     private static func commit(_ batch: [Finish], pool: PostgresPool, owner: String, policy: RetryPolicy) async
         -> [FinishReport?]

@@ -18,9 +18,13 @@ public struct JobResult: Sendable {
     public let outcome: String
     /// Database writes committed in the same transaction as the job's completion, or not at all.
     public let writes: JobWrites?
+    /// What the writes lock, when other jobs' writes may lock it too (see `Finish.serialKey`).
+    public let serialKey: String?
 
-    public static func done(_ outcome: String = "completed", writes: JobWrites? = nil) -> JobResult {
-        JobResult(outcome: outcome, writes: writes)
+    public static func done(_ outcome: String = "completed", writes: JobWrites? = nil, serialKey: String? = nil)
+        -> JobResult
+    {
+        JobResult(outcome: outcome, writes: writes, serialKey: serialKey)
     }
 }
 

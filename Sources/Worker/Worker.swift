@@ -54,17 +54,18 @@ public final class Worker: Sendable {
         logger.info("worker started", [
             "concurrency": .int(configuration.concurrency), "kinds": .string(registry.kinds.joined(separator: ",")),
         ])
-        let completer = Completer(pool: pool, owner: configuration.workerID, policy: configuration.retryPolicy)
+        let completer = Completer(pool: pool, owner: configuration.workerID, policy: configuration.retryPolicy,
+                                  lanes: configuration.completionFlushers)
         let background = startBackgroundTasks()
         await withDiscardingTaskGroup { group in
-            for _ in 0..<max(1, configuration.completionFlushers) {
-                group.addTask { await completer.commits.runFlusher() }
+            for lane in completer.lanes {
+                group.addTask { await lane.runFlusher() }
             }
             await withDiscardingTaskGroup { jobs in
                 await fetchLoop(jobs: &jobs, completer: completer)
                 await drain(jobs: &jobs)
             }
-            await completer.commits.close()
+            for lane in completer.lanes { await lane.close() }
         }
         background.forEach { $0.cancel() }
         logger.info("worker stopped")
@@ -156,7 +157,8 @@ public final class Worker: Sendable {
             } else {
                 do {
                     let result = try await handler.run(job, context: JobContext(logger: jobLogger, pool: pool, workerID: configuration.workerID))
-                    finish = Finish(job: job, result: .completed(outcome: result.outcome), writes: result.writes)
+                    finish = Finish(job: job, result: .completed(outcome: result.outcome), writes: result.writes,
+                                    serialKey: result.serialKey)
                 } catch {
                     if Task.isCancelled { return }  // shutdown: the lease is released, not failed
                     finish = Finish(job: job, result: .after(error, attempt: job.attempt, maxAttempts: job.maxAttempts,

@@ -12,7 +12,8 @@ public struct WorkerConfiguration: Sendable {
     public var leaseDuration: Duration = .seconds(60)
     /// On SIGTERM, how long in-flight jobs may take to finish before their leases are released.
     public var gracePeriod: Duration = .seconds(30)
-    /// Concurrent group commits of job outcomes.
+    /// Concurrent group commits of job outcomes, each with its own flusher; outcomes that lock the same
+    /// thing (`Finish.serialKey`) always share one.
     public var completionFlushers: Int = 2
     public var retryPolicy = RetryPolicy()
     /// Recurring jobs this process competes to start each period.

@@ -16,6 +16,21 @@ import Worker
         }
     }
 
+    /// Writes that must not wait for another transaction: they take their payload's key with a try-lock,
+    /// fail when someone else holds it, and hold it a moment, as `Mirror.apply` holds a lineage.
+    struct KeyedWritesHandler: JobHandler {
+        func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+            let key = job.payload
+            return .done(writes: { db in
+                guard try db.query("SELECT pg_try_advisory_xact_lock(hashtext($1))", [key])[0].decode(0, as: Bool.self)
+                else { throw JobFailure.retryable("\(key) is locked by another transaction") }
+                try db.query("SELECT pg_sleep(0.005)")
+                try db.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, $3)",
+                             [job.id, job.attempt, key])
+            }, serialKey: key)
+        }
+    }
+
     private func startWorker(_ database: TestDatabase, configure: (inout WorkerConfiguration) -> Void = { _ in })
         -> (Worker, Task<Void, Never>)
     {
@@ -25,6 +40,7 @@ import Worker
         configure(&configuration)
         var registry = TestHandlers.registry()
         registry.register("test.block", BlockingHandler())
+        registry.register("test.keyed", KeyedWritesHandler())
         let worker = Worker(configuration: configuration, registry: registry, pool: database.pool, listenURL: database.url)
         return (worker, Task { await worker.run() })
     }
@@ -86,6 +102,30 @@ import Worker
             await running.value
             #expect(try await count(database, "SELECT count(*) FROM test_effects") == 1)
             #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+
+    /// Several jobs whose writes lock the same thing, finished together: their outcomes share a flusher, so
+    /// concurrent group commits never contend for the lock and every job commits on its first attempt.
+    @Test func outcomesWithTheSameSerialKeyNeverContendAcrossGroupCommits() async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let queue = JobQueue(pool: database.pool)
+            let keys = ["lineage-a", "lineage-b"]
+            for index in 0..<60 {
+                try await queue.enqueue(NewJob(kind: "test.keyed", payload: "\"\(keys[index % keys.count])\""))
+            }
+            let (worker, running) = startWorker(database) {
+                $0.concurrency = 60
+                $0.completionFlushers = 3
+            }
+            try await eventually("all 60 jobs to finish", timeout: .seconds(60)) {
+                try await count(database, "SELECT count(*) FROM jobs") == 0
+            }
+            worker.stop()
+            await running.value
+            #expect(try await count(database, "SELECT count(*) FROM test_effects") == 60)
+            #expect(try await count(database, "SELECT count(*) FROM test_effects WHERE attempt > 1") == 0)
         }
     }
 

@@ -82,7 +82,8 @@ struct AppleNotificationHandler: JobHandler {
         let fetched = try await AppleRefetch(client: tools.client)
             .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, revision: revision,
                       source: source, attempt: job.attempt, vouched: true)
-        return receipt.complete("mirrored") { db in
+        let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage)
+        return receipt.complete("mirrored", serialKey: serialKey) { db in
             do {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
                                                on: db)

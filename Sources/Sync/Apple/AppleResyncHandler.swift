@@ -36,6 +36,6 @@ struct AppleResyncHandler: JobHandler {
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }
-        })
+        }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage))
     }
 }

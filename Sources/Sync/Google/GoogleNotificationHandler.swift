@@ -70,7 +70,8 @@ struct GoogleNotificationHandler: JobHandler {
             return receipt.complete("skipped: environment mismatch")
         }
         let logger = context.logger
-        return receipt.complete("mirrored") { db in
+        let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage)
+        return receipt.complete("mirrored", serialKey: serialKey) { db in
             do {
                 let outcome = try Mirror.apply(snapshot, connection: connection, on: db)
                 try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)

@@ -46,6 +46,6 @@ struct GoogleResyncHandler: JobHandler {
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }
-        })
+        }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage))
     }
 }
