@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 
@@ -56,6 +57,7 @@ public enum StoreSyncCLI {
         let environment = Environment()
         var arguments = Arguments(tokens)
         do {
+            try OpenSSLLifetime.skipCleanupAtExit()
             try environment.configureLogging()
             return try await command.run(&arguments, environment: environment)
         } catch let error as UsageError {
