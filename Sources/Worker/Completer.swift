@@ -24,7 +24,7 @@ struct Completer: Sendable {
     func submit(_ finish: Finish) async -> FinishReport? { await lanes[lane(of: finish)].submit(finish) }
 
     /// The lane for `finish`: by its serial key when it has one, else by job, which spreads them evenly.
-    func lane(of finish: Finish) -> Int {
+    private func lane(of finish: Finish) -> Int {
         let spread = finish.serialKey?.hashValue ?? Int(truncatingIfNeeded: finish.lease.id)
         return Int(UInt(bitPattern: spread) % UInt(lanes.count))
     }

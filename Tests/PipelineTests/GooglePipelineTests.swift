@@ -100,6 +100,30 @@ import Testing
         }
     }
 
+    /// Pushes for a few subscriptions arriving together, with the acknowledgements their mirrors queue: what
+    /// touches one lineage commits one group commit after another, so no transaction waits on another's locks
+    /// (a deadlock between two group commits retried every job in both) and nothing is retried.
+    @Test func aBurstOfPushesForFewSubscriptionsCommitsWithoutRetries() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            var tokens: [String] = []
+            for _ in 0..<6 {
+                tokens.append(try #require(try await buy(pipeline, token: try await pipeline.customer().token,
+                                                         silent: true).purchaseToken))
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for token in tokens {
+                    for _ in 0..<5 { group.addTask { try await play.renew(token) } }
+                }
+                try await group.waitForAll()
+            }
+            try await pipeline.settle()
+            #expect(play.acknowledgements.count == 6)
+            #expect(try await pipeline.count("SELECT count(*) FROM invoices") == 36)
+            #expect(pipeline.retriedJobs() == 0, "retried: \(pipeline.metrics.render())")
+        }
+    }
+
     @Test func aVoidedChargeIsOneRefundAndRevokesAccess() async throws {
         try await Pipeline.with(Self.production) { pipeline in
             let play = try #require(pipeline.play)

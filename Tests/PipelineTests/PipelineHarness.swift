@@ -5,6 +5,7 @@ import HTTP
 import Ingest
 import Metrics
 import Mirror
+import Operations
 import Postgres
 import Queue
 import Simulator
@@ -159,7 +160,7 @@ struct Pipeline {
                 configuration.retryPolicy.cap = .milliseconds(400)
                 configuration.retryPolicy.hintRange = .milliseconds(100)...(.seconds(5))
                 worker = Worker(configuration: configuration, registry: registry, pool: database.pool,
-                                listenURL: database.url)
+                                listenURL: database.url, observer: WorkerMetrics(registry: metrics))
             }
             let running = worker.map { worker in Task { await worker.run() } }
             let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, play: play,
@@ -207,6 +208,14 @@ struct Pipeline {
 
     func count(_ sql: String, _ parameters: [any PostgresEncodable] = []) async throws -> Int {
         try await database.pool.query(sql, parameters)[0].decode(0)
+    }
+
+    /// Job attempts that failed and were retried so far, of every kind (from the worker's metrics).
+    func retriedJobs() -> Int {
+        metrics.render().split(separator: "\n")
+            .filter { $0.hasPrefix("storesync_jobs_retried_total{") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+            .reduce(0, +)
     }
 
     func jobSummary() async throws -> String {

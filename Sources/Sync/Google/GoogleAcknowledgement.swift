@@ -20,6 +20,9 @@ enum GoogleAcknowledgement {
         let purchaseID: Int64
         let productID: String
         let token: String
+        /// The purchase's lineage, so the job's write shares a flusher with the lineage's mirrors (absent from
+        /// tasks queued by releases before it was added).
+        let lineage: String?
     }
 
     static func scheduleIfNeeded(_ snapshot: StoreSnapshot, outcome: Mirror.Outcome, connection: StoreConnection,
@@ -29,7 +32,7 @@ enum GoogleAcknowledgement {
                                               [outcome.purchaseID])[0].decode(0)
         guard !acknowledged else { return }
         let task = Task(connectionID: connection.id, purchaseID: outcome.purchaseID, productID: snapshot.productID,
-                        token: token)
+                        token: token, lineage: snapshot.lineage)
         let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
         _ = try JobQueue.enqueue(NewJob(kind: kind, payload: String(decoding: try JSONEncoder().encode(task), as: UTF8.self),
                                         priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
@@ -61,6 +64,6 @@ struct GoogleAcknowledgeHandler: JobHandler {
             _ = try db.query("""
                 UPDATE store_purchases SET acknowledged_at = now(), needs_acknowledgement = false WHERE id = $1
                 """, [task.purchaseID])
-        })
+        }, serialKey: task.lineage.map { Mirror.lockKey(connectionID: task.connectionID, lineage: $0) })
     }
 }
