@@ -44,8 +44,10 @@ public actor PostgresConnection {
         executor.shutdown()
     }
 
-    /// Opens a connection. `url` is a libpq connection URI or key=value string; a connect timeout and
-    /// the application name are added as defaults the URL can override.
+    /// Opens a connection. `url` is a libpq connection URI or key=value string; a connect timeout, the
+    /// application name and `gssencmode=disable` are added as defaults the URL can override. Without the last,
+    /// libpq asks Kerberos for credentials on every connect (its default is to prefer GSS encryption), which
+    /// costs each connect a lookup and leaves Kerberos state a thread can still be tearing down at exit.
     public static func connect(url: String, applicationName: String = "storesync") async throws -> PostgresConnection {
         let connection = PostgresConnection(executor: ThreadExecutor(name: "pg-conn"))
         try await connection.open(url: url, applicationName: applicationName)
@@ -53,8 +55,8 @@ public actor PostgresConnection {
     }
 
     private func open(url: String, applicationName: String) throws {
-        let keys = ["connect_timeout", "application_name", "dbname"]
-        let values = ["5", applicationName, url]
+        let keys = ["connect_timeout", "application_name", "gssencmode", "dbname"]
+        let values = ["5", applicationName, "disable", url]
         let conn = withCStrings(keys) { keyPointers in
             withCStrings(values) { valuePointers in
                 PQconnectdbParams(keyPointers, valuePointers, 1)
