@@ -5,7 +5,9 @@ import Postgres
 /// transactions that carry several jobs, so a blocking lock could make two such transactions wait on each
 /// other (a deadlock PostgreSQL breaks only after its deadlock timeout, stalling every job in both). The lock
 /// is therefore only ever tried, for a bounded moment, and a lineage still busy after that is reported as
-/// `lineageBusy`, which the job retries shortly.
+/// `lineageBusy`, which the job retries shortly. Within a process, one flusher commits all of a lineage's
+/// applies; between processes, group commits take lineages in key order (`JobQueue.finish`), so the
+/// holder is never waiting for this transaction and the moment is normally enough.
 enum LineageLock {
     static let attempts = 25
     static let pause: TimeInterval = 0.02

@@ -90,6 +90,14 @@ public struct JobQueue: Sendable {
         }
     }
 
+    /// The order a batch's writes run in: by serial key, then as submitted. Writes take their key's lock
+    /// (a lineage's), and a group commit holds every lock it took until it commits; when every worker
+    /// process takes them in one global order, two group commits can wait on each other's locks only one
+    /// way, so a wait always ends when the other commits instead of both giving up.
+    private static func writingOrder(_ batch: [Finish]) -> [Int] {
+        batch.indices.sorted { (batch[$0].serialKey ?? "", $0) < (batch[$1].serialKey ?? "", $1) }
+    }
+
     private static func finishGroups(_ batch: [Finish], owner: String, policy: RetryPolicy,
                                      on connection: isolated PostgresConnection) throws -> [FinishReport]
     {
@@ -100,7 +108,8 @@ public struct JobQueue: Sendable {
         let held: Set<Int64> = writing.isEmpty ? [] : Set(try connection.query(Statements.lockLeases, [
             owner, PostgresArray(writing.map(\.lease.id)), PostgresArray(writing.map(\.lease.attempt)),
         ]).map { try $0.decode(0) })
-        for (index, finish) in batch.enumerated() {
+        for index in writingOrder(batch) {
+            let finish = batch[index]
             guard let writes = finish.writes, case .completed = finish.result else { continue }
             do {
                 guard held.contains(finish.lease.id) else { throw LeaseLost() }

@@ -190,6 +190,29 @@ import Testing
         }
     }
 
+    /// Every worker process takes a batch's locks in one order (serial key, then submission), so two group
+    /// commits never each hold a lock the other waits for.
+    @Test func writesRunInSerialKeyOrderThenAsSubmitted() async throws {
+        try await TestDatabase.with { database in
+            try await database.pool.query("CREATE TABLE write_order (n bigserial PRIMARY KEY, job_id bigint NOT NULL)")
+            let queue = JobQueue(pool: database.pool)
+            for _ in 0..<5 { try await queue.enqueue(NewJob(kind: "k")) }
+            let jobs = try await lease(database, owner: "a", limit: 5)
+            func record(_ job: LeasedJob) -> JobWrites {
+                { connection in try connection.query("INSERT INTO write_order (job_id) VALUES ($1)", [job.id]) }
+            }
+            let keys: [String?] = ["lineage:b", nil, "lineage:a", "lineage:b", "lineage:a"]
+            let batch = zip(jobs, keys).map { job, key in
+                Finish(job: job, result: .completed(outcome: "ok"), writes: record(job), serialKey: key)
+            }
+            let reports = try await finish(database, batch, owner: "a")
+            #expect(reports.allSatisfy { $0 == .completed(outcome: "ok") })
+            let order = try await database.pool.query("SELECT job_id FROM write_order ORDER BY n")
+                .map { try $0.decode(0, as: Int64.self) }
+            #expect(order == [jobs[1].id, jobs[2].id, jobs[4].id, jobs[0].id, jobs[3].id])
+        }
+    }
+
     @Test func oneJobsFailingWritesNeverUndoAnothers() async throws {
         try await TestDatabase.with { database in
             try await TestHandlers.createEffectsTable(database.pool)
