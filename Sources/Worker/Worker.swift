@@ -67,7 +67,9 @@ public final class Worker: Sendable {
             }
             for lane in completer.lanes { await lane.close() }
         }
+        // Joined, not just cancelled: once `run` returns, nothing of the worker still uses the pool.
         background.forEach { $0.cancel() }
+        for task in background { await task.value }
         logger.info("worker stopped")
     }
 
