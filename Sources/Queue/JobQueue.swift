@@ -108,11 +108,15 @@ public struct JobQueue: Sendable {
         let held: Set<Int64> = writing.isEmpty ? [] : Set(try connection.query(Statements.lockLeases, [
             owner, PostgresArray(writing.map(\.lease.id)), PostgresArray(writing.map(\.lease.attempt)),
         ]).map { try $0.decode(0) })
+        // A key whose writes just failed in a way worth retrying (its lineage busy in another process, say)
+        // would fail the same way for the rest of the batch, each after its own wait: those are retried at once.
+        var failedKeys: [String: any Error] = [:]
         for index in writingOrder(batch) {
             let finish = batch[index]
             guard let writes = finish.writes, case .completed = finish.result else { continue }
             do {
                 guard held.contains(finish.lease.id) else { throw LeaseLost() }
+                if let key = finish.serialKey, let failure = failedKeys[key] { throw failure }
                 try connection.transaction { connection in try writes(connection) }
             } catch is LeaseLost {
                 reports[index] = .leaseLost
@@ -122,6 +126,7 @@ public struct JobQueue: Sendable {
                 let result = Finish.Result.after(error, attempt: finish.lease.attempt, maxAttempts: finish.maxAttempts,
                                                  policy: policy)
                 results[index] = result
+                if case .retry = result, let key = finish.serialKey { failedKeys[key] = error }
                 let message = (error as? JobFailure)?.message ?? String(describing: error)
                 switch result {
                 case .retry(_, let runAt): reports[index] = .writesFailed(error: message, then: .retried(runAt: runAt))

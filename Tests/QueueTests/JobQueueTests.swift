@@ -213,6 +213,38 @@ import Testing
         }
     }
 
+    /// A key whose writes failed with something worth retrying (a lineage busy elsewhere) is not tried again
+    /// in the same batch: its later jobs retry at once instead of each waiting on the same lock.
+    @Test func aKeyWhoseWritesFailedRetryablyIsNotTriedAgainInTheBatch() async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let queue = JobQueue(pool: database.pool)
+            for _ in 0..<3 { try await queue.enqueue(NewJob(kind: "k")) }
+            let jobs = try await lease(database, owner: "a", limit: 3)
+            func record(_ job: LeasedJob) -> JobWrites {
+                { connection in
+                    try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, 1, 'a')", [job.id])
+                }
+            }
+            let busy: JobWrites = { _ in throw JobFailure.retryable("lineage X is busy") }
+            let reports = try await finish(database, [
+                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: busy, serialKey: "lineage:x"),
+                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: record(jobs[1]), serialKey: "lineage:x"),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: record(jobs[2]), serialKey: "lineage:y"),
+            ], owner: "a")
+            for report in reports.prefix(2) {
+                guard case .writesFailed("lineage X is busy", .retried) = report else {
+                    Issue.record("expected a retry for lineage X's job, got \(report)")
+                    continue
+                }
+            }
+            #expect(reports[2] == .completed(outcome: "ok"))
+            let effects = try await database.pool.query("SELECT job_id FROM test_effects").map { try $0.decode(0, as: Int64.self) }
+            #expect(effects == [jobs[2].id])
+            #expect(try await count(database, "SELECT count(*) FROM jobs WHERE attempt = 1 AND lease_owner IS NULL") == 2)
+        }
+    }
+
     @Test func oneJobsFailingWritesNeverUndoAnothers() async throws {
         try await TestDatabase.with { database in
             try await TestHandlers.createEffectsTable(database.pool)
