@@ -138,6 +138,8 @@ public final class Worker: Sendable {
         let unfinished = state.withLock { Array($0.inFlight) }
         guard !unfinished.isEmpty else { return }
         jobs.cancelAll()
+        // Given up: a cancelled job returns without finishing, and no heartbeat may renew its lease.
+        state.withLock { $0.inFlight.subtract(unfinished) }
         do {
             let released = try await queue.release(owner: configuration.workerID, leases: unfinished)
             logger.info("released unfinished jobs", ["jobs": .int(released)])
@@ -201,8 +203,8 @@ public final class Worker: Sendable {
 
     private func heartbeatLoop() async {
         let interval = configuration.leaseDuration / 3
-        while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
+        while true {
+            do { try await Task.sleep(for: interval) } catch { return }
             let leases = state.withLock { Array($0.inFlight) }
             do {
                 let lost = try await queue.heartbeat(owner: configuration.workerID, leases: leases,
