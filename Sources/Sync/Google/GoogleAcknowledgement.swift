@@ -20,9 +20,6 @@ enum GoogleAcknowledgement {
         let purchaseID: Int64
         let productID: String
         let token: String
-        /// The purchase's lineage, so the job's write shares a flusher with the lineage's mirrors (absent from
-        /// tasks queued by releases before it was added).
-        let lineage: String?
     }
 
     static func scheduleIfNeeded(_ snapshot: StoreSnapshot, outcome: Mirror.Outcome, connection: StoreConnection,
@@ -32,7 +29,7 @@ enum GoogleAcknowledgement {
                                               [outcome.purchaseID])[0].decode(0)
         guard !acknowledged else { return }
         let task = Task(connectionID: connection.id, purchaseID: outcome.purchaseID, productID: snapshot.productID,
-                        token: token, lineage: snapshot.lineage)
+                        token: token)
         let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
         _ = try JobQueue.enqueue(NewJob(kind: kind, payload: String(decoding: try JSONEncoder().encode(task), as: UTF8.self),
                                         priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
@@ -47,7 +44,13 @@ struct GoogleAcknowledgeHandler: JobHandler {
         guard let task = try? JSONDecoder().decode(GoogleAcknowledgement.Task.self, from: Data(job.payload.utf8)) else {
             throw JobFailure.permanent("the job payload is not a google.acknowledge task")
         }
-        let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connectionID, on: db) }
+        // The write updates the purchase's row, as the lineage's mirrors do, so it commits under the lineage's
+        // serial key; read from the row, which every task names, whichever release queued it.
+        let (connection, lineage) = try await context.pool.run { db in
+            (try StoreConnections.get(id: task.connectionID, on: db),
+             try db.query("SELECT lineage FROM store_purchases WHERE id = $1", [task.purchaseID])
+                .first?.decode(0, as: String.self))
+        }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
         let client = try registry.tools(for: connection).client
         do {
@@ -64,6 +67,6 @@ struct GoogleAcknowledgeHandler: JobHandler {
             _ = try db.query("""
                 UPDATE store_purchases SET acknowledged_at = now(), needs_acknowledgement = false WHERE id = $1
                 """, [task.purchaseID])
-        }, serialKey: task.lineage.map { Mirror.lockKey(connectionID: task.connectionID, lineage: $0) })
+        }, serialKey: lineage.map { Mirror.lockKey(connectionID: connection.id, lineage: $0) })
     }
 }
