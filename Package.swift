@@ -76,7 +76,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "HTTP", "CStoreSyncShims"],
                 path: "Tests/TestSupport", swiftSettings: strict),
         .executableTarget(name: "storesync-testworker",
-                          dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI", "Crypto"],
+                          dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
         .testTarget(name: "PipelineTests", dependencies: ["Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",

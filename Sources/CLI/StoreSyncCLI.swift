@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 
@@ -57,7 +56,6 @@ public enum StoreSyncCLI {
         let environment = Environment()
         var arguments = Arguments(tokens)
         do {
-            try OpenSSLLifetime.skipCleanupAtExit()
             try environment.configureLogging()
             return try await command.run(&arguments, environment: environment)
         } catch let error as UsageError {

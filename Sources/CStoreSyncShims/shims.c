@@ -12,6 +12,16 @@ int storesync_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), truncated);
 }
 
+/* libpq draws random bytes from OpenSSL on every Postgres connection thread (SCRAM authentication), and
+   closing a pool ends those threads just as a command returns. One still ending while exit() runs OpenSSL's
+   default atexit cleanup has the per-thread records it frees freed a second time: a crash after the work is
+   done. So every process linking these shims (storesync, its test worker, the test runners) keeps OpenSSL's
+   global state until the process is gone. A constructor, because only OpenSSL's first initialisation
+   decides, and this one runs before main and before anything could use OpenSSL. */
+__attribute__((constructor)) static void storesync_keep_openssl_until_exit(void) {
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
+
 void storesync_openssl_free(void *pointer) {
     OPENSSL_free(pointer);
 }

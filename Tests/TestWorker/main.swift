@@ -1,5 +1,4 @@
 import CLI
-import Crypto
 import Foundation
 import Logging
 import Postgres
@@ -9,7 +8,6 @@ import Worker
 
 // A worker process with the test-only job kinds, for tests that need real processes (SIGKILL, several
 // workers racing). Flags: --concurrency N --lease-ms N --grace-ms N --poll-ms N [--daily-schedule NAME].
-try OpenSSLLifetime.skipCleanupAtExit()
 var configuration = WorkerConfiguration()
 let arguments = Array(CommandLine.arguments.dropFirst())
 func take(_ name: String) -> String? {
