@@ -23,7 +23,7 @@ public struct Finish: Sendable {
     public let writes: JobWrites?
     /// What the writes lock, such as a purchase lineage. Outcomes with the same key are committed by the same
     /// flusher, one group commit after another, so two concurrent group commits never wait on each other for
-    /// it; nil when the writes lock nothing another job's writes would.
+    /// it; nil when the writes take no such lock (a dedup receipt alone, say).
     public let serialKey: String?
 
     public init(job: LeasedJob, result: Result, writes: JobWrites? = nil, serialKey: String? = nil) {

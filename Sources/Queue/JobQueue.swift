@@ -92,8 +92,8 @@ public struct JobQueue: Sendable {
 
     /// The order a batch's writes run in: by serial key, then as submitted. Writes take their key's lock
     /// (a lineage's), and a group commit holds every lock it took until it commits; when every worker
-    /// process takes them in one global order, two group commits can wait on each other's locks only one
-    /// way, so a wait always ends when the other commits instead of both giving up.
+    /// process takes them in one global order, two group commits can wait on each other's keyed locks only
+    /// one way, so such a wait ends when the other commits instead of both giving up.
     private static func writingOrder(_ batch: [Finish]) -> [Int] {
         batch.indices.sorted { (batch[$0].serialKey ?? "", $0) < (batch[$1].serialKey ?? "", $1) }
     }

@@ -5,10 +5,11 @@ import Queue
 /// Records job outcomes by group commit (see `GroupCommit`), retrying a batch that hit a transient database
 /// error; a batch that cannot be recorded leaves its jobs leased, to run again once their leases expire.
 ///
-/// Outcomes are spread over lanes, one flusher each, so group commits overlap. Outcomes with the same
-/// `serialKey` always take the same lane: two concurrent group commits, each holding some lineages' locks
-/// and wanting one the other holds, would otherwise stall each other (and every job they carry) while
-/// `LineageLock` waits, when several notifications of one subscription arrive together.
+/// Outcomes are spread over lanes, each with exactly one flusher (the worker runs them), so group commits
+/// overlap but never two of one lane. Outcomes with the same `serialKey` always take the same lane: two
+/// concurrent group commits, each holding some lineages' locks and wanting one the other holds, would
+/// otherwise stall each other (and every job they carry) while `LineageLock` waits, when several
+/// notifications of one subscription arrive together.
 struct Completer: Sendable {
     let lanes: [GroupCommit<Finish, FinishReport?>]
 
