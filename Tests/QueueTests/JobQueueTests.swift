@@ -19,6 +19,21 @@ import Testing
         try await database.pool.withConnection { try await JobQueue.finish(batch, owner: owner, on: $0) }
     }
 
+    /// Three leased jobs and the `test_effects` table their writes record in.
+    private func threeLeasedJobs(_ database: TestDatabase) async throws -> [LeasedJob] {
+        try await TestHandlers.createEffectsTable(database.pool)
+        let queue = JobQueue(pool: database.pool)
+        for _ in 0..<3 { try await queue.enqueue(NewJob(kind: "k")) }
+        return try await lease(database, owner: "a", limit: 3)
+    }
+
+    /// Writes that record `job` in `test_effects`.
+    private func recordEffect(of job: LeasedJob) -> JobWrites {
+        { connection in
+            try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, 1, 'a')", [job.id])
+        }
+    }
+
     private func count(_ database: TestDatabase, _ sql: String) async throws -> Int {
         try await database.pool.query(sql)[0].decode(0)
     }
@@ -217,20 +232,12 @@ import Testing
     /// in the same batch: its later jobs retry at once instead of each waiting on the same lock.
     @Test func aKeyWhoseWritesFailedRetryablyIsNotTriedAgainInTheBatch() async throws {
         try await TestDatabase.with { database in
-            try await TestHandlers.createEffectsTable(database.pool)
-            let queue = JobQueue(pool: database.pool)
-            for _ in 0..<3 { try await queue.enqueue(NewJob(kind: "k")) }
-            let jobs = try await lease(database, owner: "a", limit: 3)
-            func record(_ job: LeasedJob) -> JobWrites {
-                { connection in
-                    try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, 1, 'a')", [job.id])
-                }
-            }
+            let jobs = try await threeLeasedJobs(database)
             let busy: JobWrites = { _ in throw JobFailure.retryable("lineage X is busy") }
             let reports = try await finish(database, [
                 Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: busy, serialKey: "lineage:x"),
-                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: record(jobs[1]), serialKey: "lineage:x"),
-                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: record(jobs[2]), serialKey: "lineage:y"),
+                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[1]), serialKey: "lineage:x"),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[2]), serialKey: "lineage:y"),
             ], owner: "a")
             for report in reports.prefix(2) {
                 guard case .writesFailed("lineage X is busy", .retried) = report else {
@@ -247,23 +254,15 @@ import Testing
 
     @Test func oneJobsFailingWritesNeverUndoAnothers() async throws {
         try await TestDatabase.with { database in
-            try await TestHandlers.createEffectsTable(database.pool)
-            let queue = JobQueue(pool: database.pool)
-            for _ in 0..<3 { try await queue.enqueue(NewJob(kind: "k")) }
-            let jobs = try await lease(database, owner: "a", limit: 3)
-            func record(_ job: LeasedJob) -> JobWrites {
-                { connection in
-                    try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, 1, 'a')", [job.id])
-                }
-            }
+            let jobs = try await threeLeasedJobs(database)
             let failing: JobWrites = { connection in
                 try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES (-1, 1, 'a')")
                 throw JobFailure.permanent("product X is not mapped")
             }
             let reports = try await finish(database, [
-                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: record(jobs[0])),
+                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[0])),
                 Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: failing),
-                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: record(jobs[2])),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[2])),
             ], owner: "a")
             #expect(reports[0] == .completed(outcome: "ok"))
             #expect(reports[1] == .writesFailed(error: "product X is not mapped",
