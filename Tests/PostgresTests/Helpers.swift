@@ -176,6 +176,15 @@ extension PostgresConnection {
         try scalar("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", [sql])
     }
 
+    /// Creates `shapes (id int)` with one row, prepares `select` on it, then adds a column under the prepared
+    /// statement: its next run finds it stale.
+    func addColumnUnderPreparedStatement(_ select: String) throws {
+        try query("CREATE TABLE shapes (id int)")
+        try query("INSERT INTO shapes VALUES (1)")
+        guard try query(select, [1]).columns == ["id"] else { throw TestFailure("\(select) did not read shapes") }
+        try query("ALTER TABLE shapes ADD COLUMN name text DEFAULT 'x'")
+    }
+
     /// The server process serving this connection.
     func backendPID() throws -> Int32 {
         try scalar("SELECT pg_backend_pid()")

@@ -217,10 +217,7 @@ struct PostgresPipelineTests {
         try await TestDatabase.with(poolSize: 1) { db in
             let select = "SELECT * FROM shapes WHERE id = $1"
             try await withDirectConnection(db.url) { connection in
-                try await connection.query("CREATE TABLE shapes (id int)")
-                try await connection.query("INSERT INTO shapes VALUES (1)")
-                #expect(try await connection.query(select, [1]).columns == ["id"])
-                try await connection.query("ALTER TABLE shapes ADD COLUMN name text DEFAULT 'x'")
+                try await connection.addColumnUnderPreparedStatement(select)
                 await #expect { try await connection.transaction { @Sendable connection in try connection.query(select, [1]) } }
                     throws: { ($0 as? PostgresError)?.code == .staleStatement }
                 let rows = try await connection.transaction { @Sendable connection in try connection.query(select, [1]) }
