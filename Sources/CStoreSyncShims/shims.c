@@ -1,7 +1,10 @@
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include "storesync_shims.h"
 
@@ -84,6 +87,62 @@ CURLcode storesync_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void *
 
 CURLMcode storesync_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
+}
+
+CURLMcode storesync_curl_multi_setopt_pointer(CURLM *handle, CURLMoption option, void *value) {
+    return curl_multi_setopt(handle, option, value);
+}
+
+CURLMcode storesync_curl_multi_setopt_socket_callback(CURLM *handle, curl_socket_callback callback) {
+    return curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+CURLMcode storesync_curl_multi_setopt_timer_callback(CURLM *handle, curl_multi_timer_callback callback) {
+    return curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+_Static_assert(STORESYNC_EPOLLIN == EPOLLIN && STORESYNC_EPOLLOUT == EPOLLOUT && STORESYNC_EPOLLERR == EPOLLERR
+                   && STORESYNC_EPOLLHUP == EPOLLHUP, "epoll bits");
+
+int storesync_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int storesync_epoll_watch(int epoll, int fd, uint32_t events) {
+    struct epoll_event event = { .events = events, .data.fd = fd };
+    if (epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event) == 0) return 0;
+    if (errno != ENOENT) return -1;
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+
+int storesync_epoll_unwatch(int epoll, int fd) {
+    if (epoll_ctl(epoll, EPOLL_CTL_DEL, fd, NULL) == 0 || errno == ENOENT || errno == EBADF) return 0;
+    return -1;
+}
+
+int storesync_epoll_wait(int epoll, int *fds, uint32_t *events, int capacity, int timeout_ms) {
+    struct epoll_event ready[128];
+    if (capacity > 128) capacity = 128;
+    int count = epoll_wait(epoll, ready, capacity, timeout_ms);
+    for (int i = 0; i < count; i++) {
+        fds[i] = ready[i].data.fd;
+        events[i] = ready[i].events;
+    }
+    return count;
+}
+
+int storesync_eventfd_create(void) {
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+void storesync_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    while (write(fd, &one, sizeof one) < 0 && errno == EINTR) {}
+}
+
+void storesync_eventfd_drain(int fd) {
+    uint64_t count;
+    while (read(fd, &count, sizeof count) < 0 && errno == EINTR) {}
 }
 
 /// MHD's logger gets a printf format; format it here, where va_list is at home.

@@ -6,8 +6,11 @@ import Foundation
 ///
 /// libcurl calls block and its handles must not be used from two threads at once; one thread that owns the
 /// multi handle keeps both rules without occupying Swift's cooperative pool, and the multi handle's
-/// connection cache gives keep-alive reuse (and HTTP/2 multiplexing) across requests. Other threads talk
-/// to it only through `inbox` and `curl_multi_wakeup`, which is thread-safe.
+/// connection cache gives keep-alive reuse (and HTTP/2 multiplexing) across requests. The thread drives
+/// libcurl through its socket interface (`curl_multi_socket_action`) from an epoll set, so each wake-up
+/// touches only the transfers whose socket or timer fired: with `curl_multi_perform` every wake-up ran all
+/// transfers in flight, each with its own poll(2), and a worker waiting on hundreds of slow store calls
+/// spent most of its HTTP time there. Other threads talk to it only through `inbox` and `events.wake()`.
 final class CurlMultiThread: @unchecked Sendable {
     private struct Inbox {
         var added: [CurlTransfer] = []
@@ -20,7 +23,10 @@ final class CurlMultiThread: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
+    private let events: SocketEvents
     private let inbox = Locked<Inbox>(Inbox())
+    /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`; nil for no timer. Thread only.
+    private var timerDeadline: ContinuousClock.Instant?
     /// Transfers whose easy handle is in the multi handle. Thread only.
     private var running: [ObjectIdentifier: CurlTransfer] = [:]
     /// Transfers admitted per host, and those waiting for a slot. Thread only.
@@ -28,10 +34,27 @@ final class CurlMultiThread: @unchecked Sendable {
 
     /// `maxHostConnections` bounds what one slow host can take; further transfers to it wait their turn.
     init(maxHostConnections: Int) throws {
-        guard let multi = curl_multi_init() else { throw HTTPClientError(.other, "curl_multi_init failed") }
+        let events = try SocketEvents()
+        guard let multi = curl_multi_init() else {
+            events.close()
+            throw HTTPClientError(.other, "curl_multi_init failed")
+        }
         self.multi = multi
+        self.events = events
         admission = HostAdmission(limit: maxHostConnections)
         _ = storesync_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections)
+        // The thread keeps `self` alive until the multi handle is freed, so libcurl may hold it unretained.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = storesync_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
+        _ = storesync_curl_multi_setopt_socket_callback(multi) { _, socket, what, context, _ in
+            Unmanaged<CurlMultiThread>.fromOpaque(context!).takeUnretainedValue().watch(socket, what)
+            return 0
+        }
+        _ = storesync_curl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, context)
+        _ = storesync_curl_multi_setopt_timer_callback(multi) { _, milliseconds, context in
+            Unmanaged<CurlMultiThread>.fromOpaque(context!).takeUnretainedValue().setTimer(milliseconds)
+            return 0
+        }
         let thread = Thread { [self] in
             _ = storesync_set_thread_name("http-client")
             run()
@@ -45,7 +68,7 @@ final class CurlMultiThread: @unchecked Sendable {
         inbox.withLock { inbox in
             guard !inbox.stopped else { return false }
             inbox.added.append(transfer)
-            _ = curl_multi_wakeup(multi)
+            events.wake()
             return true
         }
     }
@@ -56,7 +79,7 @@ final class CurlMultiThread: @unchecked Sendable {
         inbox.withLock { inbox in
             guard !inbox.stopped else { return }
             inbox.cancelled.append(transfer)
-            _ = curl_multi_wakeup(multi)
+            events.wake()
         }
     }
 
@@ -67,7 +90,7 @@ final class CurlMultiThread: @unchecked Sendable {
                 guard !inbox.stopped else { return true }
                 inbox.stopping = true
                 inbox.stopWaiters.append(continuation)
-                _ = curl_multi_wakeup(multi)
+                events.wake()
                 return false
             }
             if stopped { continuation.resume() }
@@ -79,7 +102,7 @@ final class CurlMultiThread: @unchecked Sendable {
         inbox.withLock { inbox in
             guard !inbox.stopped else { return }
             inbox.stopping = true
-            _ = curl_multi_wakeup(multi)
+            events.wake()
         }
     }
 
@@ -98,14 +121,22 @@ final class CurlMultiThread: @unchecked Sendable {
             for transfer in added where admission.arrive(transfer) { launch(transfer) }
             for transfer in cancelled { withdraw(transfer) }
             if stopping { break }
-            _ = curl_multi_perform(multi, &active)
-            collectFinished()
             let now = ContinuousClock.now
             for transfer in admission.expire(now: now) { transfer.deliver(.failure(Self.waitedTooLong(transfer))) }
-            // Returns early when a socket is ready, a libcurl timer expires, or another thread wakes it; waiting
-            // transfers have no libcurl timer, so their next deadline bounds the wait too.
-            let wait = admission.nextDeadline.map { min(1000, ($0 - now).roundedUpMilliseconds) } ?? 1000
-            _ = curl_multi_poll(multi, nil, 0, Int32(wait), nil)
+            // Returns early when a socket is ready or another thread wakes it; libcurl's timer and the
+            // deadlines of transfers waiting for a slot (which have no libcurl timer) bound the wait.
+            let wake = [timerDeadline, admission.nextDeadline].compactMap { $0 }.min()
+            let wait = wake.map { min(1000, ($0 - now).roundedUpMilliseconds) } ?? 1000
+            for ready in events.wait(timeoutMilliseconds: Int32(wait)) {
+                let mask = (ready.readable ? CURL_CSELECT_IN : 0) | (ready.writable ? CURL_CSELECT_OUT : 0)
+                    | (ready.failed ? CURL_CSELECT_ERR : 0)
+                _ = curl_multi_socket_action(multi, ready.socket, mask, &active)
+            }
+            if let deadline = timerDeadline, deadline <= .now {
+                timerDeadline = nil
+                _ = curl_multi_socket_action(multi, STORESYNC_CURL_SOCKET_TIMEOUT, 0, &active)
+            }
+            collectFinished()
         }
         let shutdown = HTTPClientError(.shutdown, "the HTTP client was shut down")
         for transfer in admission.drain() { transfer.deliver(.failure(shutdown)) }
@@ -120,7 +151,21 @@ final class CurlMultiThread: @unchecked Sendable {
         }
         for transfer in late { transfer.deliver(.failure(shutdown)) }
         _ = curl_multi_cleanup(multi)
+        events.close()
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// libcurl's socket callback: what to watch `socket` for from now on.
+    private func watch(_ socket: curl_socket_t, _ what: Int32) {
+        switch what {
+        case CURL_POLL_REMOVE: events.unwatch(socket)
+        default: events.watch(socket, readable: what & CURL_POLL_IN != 0, writable: what & CURL_POLL_OUT != 0)
+        }
+    }
+
+    /// libcurl's timer callback: -1 cancels the timer, 0 asks for an action as soon as the loop turns.
+    private func setTimer(_ milliseconds: Int) {
+        timerDeadline = milliseconds < 0 ? nil : .now + .milliseconds(milliseconds)
     }
 
     /// Puts an admitted transfer into the multi handle. One that cannot run (its time ran out while it

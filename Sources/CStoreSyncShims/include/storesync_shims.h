@@ -1,6 +1,8 @@
 #ifndef STORESYNC_SHIMS_H
 #define STORESYNC_SHIMS_H
 
+#include <stdint.h>
+
 /// Names the calling OS thread (visible in `top -H`, gdb and crash reports); glibc's
 /// pthread_setname_np is a GNU extension Swift's Glibc module does not expose.
 int storesync_set_thread_name(const char *name);
@@ -44,6 +46,33 @@ CURLcode storesync_curl_easy_setopt_write_callback(CURL *handle, CURLoption opti
 CURLcode storesync_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode storesync_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
 CURLMcode storesync_curl_multi_setopt_long(CURLM *handle, CURLMoption option, long value);
+CURLMcode storesync_curl_multi_setopt_pointer(CURLM *handle, CURLMoption option, void *value);
+CURLMcode storesync_curl_multi_setopt_socket_callback(CURLM *handle, curl_socket_callback callback);
+CURLMcode storesync_curl_multi_setopt_timer_callback(CURLM *handle, curl_multi_timer_callback callback);
+/// CURL_SOCKET_TIMEOUT is a macro of a macro, which the importer drops.
+static const curl_socket_t STORESYNC_CURL_SOCKET_TIMEOUT = CURL_SOCKET_TIMEOUT;
+
+/// epoll for the HTTP client's socket-driven loop. `struct epoll_event` is packed on x86-64, so the
+/// readiness list comes back as two plain arrays instead.
+/// A new epoll instance (close-on-exec), or -1 with errno.
+int storesync_epoll_create(void);
+/// Watches `fd` for `events` (EPOLLIN/EPOLLOUT bits), adding it or changing what it is watched for.
+int storesync_epoll_watch(int epoll, int fd, uint32_t events);
+/// Stops watching `fd`; an fd already closed (and so already gone from the set) is not an error.
+int storesync_epoll_unwatch(int epoll, int fd);
+/// epoll_wait: up to `capacity` ready fds and their events; the count, or -1 with errno.
+int storesync_epoll_wait(int epoll, int *fds, uint32_t *events, int capacity, int timeout_ms);
+/// A non-blocking, close-on-exec eventfd that wakes an epoll loop from other threads.
+int storesync_eventfd_create(void);
+/// Makes the eventfd readable (wakes its loop); safe from any thread.
+void storesync_eventfd_signal(int fd);
+/// Consumes pending wake-ups.
+void storesync_eventfd_drain(int fd);
+/// The epoll bits the loop uses (checked against <sys/epoll.h> where the shims are compiled).
+#define STORESYNC_EPOLLIN 0x001u
+#define STORESYNC_EPOLLOUT 0x004u
+#define STORESYNC_EPOLLERR 0x008u
+#define STORESYNC_EPOLLHUP 0x010u
 
 #include <stdarg.h>
 #include <stdint.h>
