@@ -100,13 +100,20 @@ extension Data: PostgresBinaryElement, PostgresDecodable {
         let decoded: Data? = text.withUTF8 { utf8 in
             guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0
             else { return nil }
-            var bytes = [UInt8](repeating: 0, count: (utf8.count - 2) / 2)
-            for index in bytes.indices {
-                let high = Self.nibbles[Int(utf8[2 + 2 * index])], low = Self.nibbles[Int(utf8[3 + 2 * index])]
-                guard high | low < 16 else { return nil }
-                bytes[index] = high << 4 | low
+            // The table is bound once: read through `Self` in the loop, every byte paid for a lazy-global check.
+            let nibbles = Self.nibbles
+            return nibbles.withUnsafeBufferPointer { nibbles in
+                var invalid: UInt8 = 0
+                var data = Data(count: (utf8.count - 2) / 2)
+                data.withUnsafeMutableBytes { bytes in
+                    for index in 0..<bytes.count {
+                        let high = nibbles[Int(utf8[2 + 2 * index])], low = nibbles[Int(utf8[3 + 2 * index])]
+                        invalid |= high | low
+                        bytes[index] = high << 4 | low
+                    }
+                }
+                return invalid < 16 ? data : nil
             }
-            return Data(bytes)
         }
         guard let decoded else { throw PostgresError.undecodable(String(postgresText.prefix(16)), as: "Data (bytea hex)") }
         self = decoded
