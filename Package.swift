@@ -90,6 +90,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
+        .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: strict),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "MirrorTests", dependencies: ["Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
