@@ -144,18 +144,29 @@ extension Date: PostgresEncodable, PostgresDecodable {
         return Self.format(micros: exact)
     }
 
+    /// Written digit by digit into one buffer: every booked charge and timeline row sends a few of these.
     private static func format(micros: Int64) -> String {
         var seconds = time_t(micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000)
         let fraction = micros - Int64(seconds) * 1_000_000
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ v: Int64, _ width: Int) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        func digits(_ value: Int64, _ width: Int, then separator: UInt8?) {
+            let text = String(value).utf8
+            bytes += repeatElement(UInt8(ascii: "0"), count: max(0, width - text.count))
+            bytes += text
+            if let separator { bytes.append(separator) }
         }
-        return "\(pad(Int64(parts.tm_year) + 1900, 4))-\(pad(Int64(parts.tm_mon) + 1, 2))-\(pad(Int64(parts.tm_mday), 2))"
-            + " \(pad(Int64(parts.tm_hour), 2)):\(pad(Int64(parts.tm_min), 2)):\(pad(Int64(parts.tm_sec), 2))"
-            + ".\(pad(fraction, 6))+00"
+        digits(Int64(parts.tm_year) + 1900, 4, then: UInt8(ascii: "-"))
+        digits(Int64(parts.tm_mon) + 1, 2, then: UInt8(ascii: "-"))
+        digits(Int64(parts.tm_mday), 2, then: UInt8(ascii: " "))
+        digits(Int64(parts.tm_hour), 2, then: UInt8(ascii: ":"))
+        digits(Int64(parts.tm_min), 2, then: UInt8(ascii: ":"))
+        digits(Int64(parts.tm_sec), 2, then: UInt8(ascii: "."))
+        digits(fraction, 6, then: nil)
+        bytes += "+00".utf8
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     public init(postgresText: String) throws {
@@ -229,8 +240,8 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
     /// two bytes escaped, `"` and `\`, never occur inside a multi-byte UTF-8 sequence.
     public var postgresText: String? {
         var text: [UInt8] = [UInt8(ascii: "{")]
-        for (i, element) in elements.enumerated() {
-            if i > 0 { text.append(UInt8(ascii: ",")) }
+        for element in elements {
+            if text.count > 1 { text.append(UInt8(ascii: ",")) }
             guard let value = element.postgresText else {
                 text += "NULL".utf8
                 continue
