@@ -126,6 +126,30 @@ import Testing
         }
     }
 
+    /// The fence is the (id, attempt) pair, not the owner alone: one worker that took a job again after its
+    /// own lease expired cannot complete the older attempt, even in a batch where other jobs' attempts match.
+    @Test func aStaleAttemptOfTheSameWorkerIsFencedOutWithinABatch() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            try await queue.enqueue(NewJob(kind: "k"))
+            let expired = try await lease(database, owner: "w", limit: 1, duration: .zero)
+            try await queue.enqueue(NewJob(kind: "k"))
+            let current = try await lease(database, owner: "w")
+            #expect(current.map(\.attempt).sorted() == [1, 2])
+            let retaken = try #require(current.first { $0.id == expired[0].id })
+            let other = try #require(current.first { $0.id != expired[0].id })
+
+            let report = try await finish(database, [Finish(job: expired[0], result: .completed(outcome: "old")),
+                                                     Finish(job: other, result: .completed(outcome: "ok"))], owner: "w")
+            #expect(report == [.leaseLost, .completed(outcome: "ok")])
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 1)
+
+            let retakenReport = try await finish(database, [Finish(job: retaken, result: .completed(outcome: "ok"))], owner: "w")
+            #expect(retakenReport == [.completed(outcome: "ok")])
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+
     @Test func expiredLeaseIsRecordedInTheErrorHistory() async throws {
         try await TestDatabase.with { database in
             try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "k"))
