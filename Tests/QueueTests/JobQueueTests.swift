@@ -209,10 +209,11 @@ import Testing
 
     @Test func deadLetterKeepsPayloadRawHeadersAndEveryError() async throws {
         try await TestDatabase.with { database in
-            let raw = Data([0, 1, 2, 255])
+            let raw = Data([0, 1, 2, 255]) + Data(#"{"signedPayload":"a\\b"}"#.utf8) + Data(UInt8.min...UInt8.max)
             try await JobQueue(pool: database.pool).enqueue(NewJob(
                 kind: "k", payload: "{\"a\": 1}", raw: raw, headers: "{\"authorization\": \"Bearer x\"}", maxAttempts: 3))
             let first = try await lease(database, owner: "a")
+            #expect(first.first?.raw == raw)
             _ = try await finish(database, [Finish(job: first[0], result: .retry(error: "timeout", runAt: Date()))], owner: "a")
             let second = try await lease(database, owner: "b")
             let report = try await finish(database, [Finish(job: second[0], result: .deadLetter(reason: "product P is not mapped"))],
