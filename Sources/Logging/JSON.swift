@@ -12,24 +12,37 @@ public enum JSON {
             return
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(value.utf8.count + 2)
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += #"\""#.utf8
-            case UInt8(ascii: "\\"): bytes += #"\\"#.utf8
-            case UInt8(ascii: "\n"): bytes += #"\n"#.utf8
-            case UInt8(ascii: "\r"): bytes += #"\r"#.utf8
-            case UInt8(ascii: "\t"): bytes += #"\t"#.utf8
-            case 0..<0x20:
-                bytes += #"\u00"#.utf8
-                bytes.append(hexDigits[Int(byte >> 4)])
-                bytes.append(hexDigits[Int(byte & 0xf)])
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        appendString(value, to: &bytes)
         out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The same, onto UTF-8 bytes: for writers that build whole documents as bytes (the simulator's answers).
+    public static func appendString(_ value: String, to out: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { utf8 in
+            out.append(UInt8(ascii: "\""))
+            if !containsEscapable(utf8) {
+                out.append(contentsOf: utf8)
+            } else {
+                for byte in utf8 { appendEscaped(byte, to: &out) }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+    }
+
+    private static func appendEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out += #"\""#.utf8
+        case UInt8(ascii: "\\"): out += #"\\"#.utf8
+        case UInt8(ascii: "\n"): out += #"\n"#.utf8
+        case UInt8(ascii: "\r"): out += #"\r"#.utf8
+        case UInt8(ascii: "\t"): out += #"\t"#.utf8
+        case 0..<0x20:
+            out += #"\u00"#.utf8
+            out.append(hexDigits[Int(byte >> 4)])
+            out.append(hexDigits[Int(byte & 0xf)])
+        default: out.append(byte)
+        }
     }
 
     /// Most strings logged or served — tokens, identifiers, signed payloads — need no escaping and are copied

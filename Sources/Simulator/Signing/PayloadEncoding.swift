@@ -66,14 +66,22 @@ enum JSONBody {
         String(decoding: try encode(object), as: UTF8.self)
     }
 
+    /// The common shapes are tried first and keys are sorted once with their values: every answer and
+    /// notification the simulator signs goes through here, dynamic casts and all.
     private static func write(_ value: Any, to out: inout [UInt8]) throws {
         switch value {
-        case let string as String: out += JSON.quoted(string).utf8
+        case let string as String: JSON.appendString(string, to: &out)
         case let bool as Bool: out += (bool ? "true" : "false").utf8
         case let int as Int: out += String(int).utf8
-        case let int as Int64: out += String(int).utf8
-        case let int as Int32: out += String(int).utf8
-        case let double as Double where double.isFinite: out += String(double).utf8
+        case let object as [String: Any]:
+            out.append(UInt8(ascii: "{"))
+            for (index, (key, value)) in object.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                JSON.appendString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                try write(value, to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
         case let array as [Any]:
             out.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
@@ -81,15 +89,9 @@ enum JSONBody {
                 try write(element, to: &out)
             }
             out.append(UInt8(ascii: "]"))
-        case let object as [String: Any]:
-            out.append(UInt8(ascii: "{"))
-            for (index, key) in object.keys.sorted().enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                out += JSON.quoted(key).utf8
-                out.append(UInt8(ascii: ":"))
-                try write(object[key]!, to: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+        case let int as Int64: out += String(int).utf8
+        case let int as Int32: out += String(int).utf8
+        case let double as Double where double.isFinite: out += String(double).utf8
         case is NSNull: out += "null".utf8
         case let optional as any OptionalJSON:
             if let wrapped = optional.wrappedJSON { try write(wrapped, to: &out) } else { out += "null".utf8 }
