@@ -16,8 +16,8 @@ final class CurlMultiThread: @unchecked Sendable {
         var added: [CurlTransfer] = []
         var cancelled: [CurlTransfer] = []
         var stopping = false
-        /// Set by the thread, under the lock, just before it frees the multi handle: from then on nobody
-        /// may call `curl_multi_wakeup`.
+        /// Set by the thread, under the lock, just before it frees the multi handle and closes `events`: from
+        /// then on nobody may call `events.wake()`.
         var stopped = false
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -127,12 +127,15 @@ final class CurlMultiThread: @unchecked Sendable {
             // deadlines of transfers waiting for a slot (which have no libcurl timer) bound the wait.
             let wake = [timerDeadline, admission.nextDeadline].compactMap { $0 }.min()
             let wait = wake.map { min(1000, ($0 - now).roundedUpMilliseconds) } ?? 1000
-            for ready in events.wait(timeoutMilliseconds: Int32(wait)) {
-                let mask = (ready.readable ? CURL_CSELECT_IN : 0) | (ready.writable ? CURL_CSELECT_OUT : 0)
-                    | (ready.failed ? CURL_CSELECT_ERR : 0)
-                _ = curl_multi_socket_action(multi, ready.socket, mask, &active)
+            let ready = events.wait(timeoutMilliseconds: Int32(wait))
+            for socket in ready {
+                let mask = (socket.readable ? CURL_CSELECT_IN : 0) | (socket.writable ? CURL_CSELECT_OUT : 0)
+                    | (socket.failed ? CURL_CSELECT_ERR : 0)
+                _ = curl_multi_socket_action(multi, socket.socket, mask, &active)
             }
-            if let deadline = timerDeadline, deadline <= .now {
+            // libcurl's timer, when due, and after any wait no socket ended: a timer can then run late, never
+            // be lost (libcurl only acts on timers that have expired).
+            if ready.isEmpty || timerDeadline.map({ $0 <= .now }) == true {
                 timerDeadline = nil
                 _ = curl_multi_socket_action(multi, STORESYNC_CURL_SOCKET_TIMEOUT, 0, &active)
             }

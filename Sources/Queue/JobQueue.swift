@@ -105,9 +105,9 @@ public struct JobQueue: Sendable {
         var results = batch.map(\.result)
 
         let writing = batch.filter { if $0.writes != nil, case .completed = $0.result { true } else { false } }
-        let held: Set<Int64> = writing.isEmpty ? [] : Set(try connection.query(Statements.lockLeases, [
+        let held: Set<LeaseRef> = writing.isEmpty ? [] : try leases(connection.query(Statements.lockLeases, [
             owner, PostgresArray(writing.map(\.lease.id)), PostgresArray(writing.map(\.lease.attempt)),
-        ]).map { try $0.decode(0) })
+        ]))
         // A key whose writes just failed in a way worth retrying (its lineage busy in another process, say)
         // would fail the same way for the rest of the batch, each after its own wait: those are retried at once.
         var failedKeys: [String: any Error] = [:]
@@ -115,7 +115,7 @@ public struct JobQueue: Sendable {
             let finish = batch[index]
             guard let writes = finish.writes, case .completed = finish.result else { continue }
             do {
-                guard held.contains(finish.lease.id) else { throw LeaseLost() }
+                guard held.contains(finish.lease) else { throw LeaseLost() }
                 if let key = finish.serialKey, let failure = failedKeys[key] { throw failure }
                 try connection.transaction { connection in try writes(connection) }
             } catch is LeaseLost {
@@ -147,14 +147,12 @@ public struct JobQueue: Sendable {
             }
         }
 
-        var done: Set<Int64> = []
         if !completed.isEmpty {
-            let rows = try connection.query(Statements.complete, [
+            let done = try leases(connection.query(Statements.complete, [
                 owner, PostgresArray(completed.map(\.1.id)), PostgresArray(completed.map(\.1.attempt)),
-            ])
-            done = Set(try rows.map { try $0.decode(0, as: Int64.self) })
+            ]))
             for (index, lease) in completed where reports[index] == nil {
-                guard done.contains(lease.id), case .completed(let outcome) = results[index] else {
+                guard done.contains(lease), case .completed(let outcome) = results[index] else {
                     reports[index] = .leaseLost
                     continue
                 }
@@ -162,13 +160,12 @@ public struct JobQueue: Sendable {
             }
         }
         if !retried.isEmpty {
-            let rows = try connection.query(Statements.retry, [
+            let updated = try leases(connection.query(Statements.retry, [
                 owner, PostgresArray(retried.map(\.1.id)), PostgresArray(retried.map(\.1.attempt)),
                 PostgresArray(retried.map(\.3)), PostgresArray(retried.map(\.2)),
-            ])
-            let updated = Set(try rows.map { try $0.decode(0, as: Int64.self) })
+            ]))
             for (index, lease, _, runAt) in retried {
-                guard updated.contains(lease.id) else {
+                guard updated.contains(lease) else {
                     reports[index] = .leaseLost
                     continue
                 }
@@ -176,13 +173,12 @@ public struct JobQueue: Sendable {
             }
         }
         if !dead.isEmpty {
-            let rows = try connection.query(Statements.deadLetter, [
+            let moved = try leases(connection.query(Statements.deadLetter, [
                 owner, PostgresArray(dead.map(\.1.id)), PostgresArray(dead.map(\.1.attempt)),
                 PostgresArray(dead.map(\.2)),
-            ])
-            let moved = Set(try rows.map { try $0.decode(0, as: Int64.self) })
+            ]))
             for (index, lease, reason) in dead {
-                if !moved.contains(lease.id) {
+                if !moved.contains(lease) {
                     reports[index] = .leaseLost
                 } else if reports[index] == nil {
                     reports[index] = .deadLettered(reason: reason)
@@ -190,6 +186,12 @@ public struct JobQueue: Sendable {
             }
         }
         return reports.map { $0 ?? .leaseLost }
+    }
+
+    /// The (id, attempt) pairs a statement touched: a batch may hold two attempts of one job, and only the
+    /// one whose lease is current may be reported done.
+    private static func leases(_ rows: PostgresRows) throws -> Set<LeaseRef> {
+        Set(try rows.map { LeaseRef(id: try $0.decode(0), attempt: try $0.decode(1)) })
     }
 
     private struct LeaseLost: Error {}

@@ -54,16 +54,18 @@ enum Statements {
         """
 
     /// Takes the row locks before the jobs' own writes run, so the fence cannot change underneath them; in id
-    /// order, so two transactions locking overlapping sets cannot deadlock. A job not returned has lost its lease.
+    /// order, so two transactions locking overlapping sets cannot deadlock. A lease not returned is lost.
     ///
-    /// This and `complete` run for every completed batch, so they match ids with `= ANY` and look each job's
-    /// attempt up by position instead of joining `unnest`: the join's cost depended on the array's length, so
-    /// PostgreSQL planned it afresh on nearly every call (0.1 ms each, measured with pg_stat_statements); this
-    /// form keeps one generic plan, an index scan of the primary key.
+    /// This and `complete` run for every completed batch, so the ids drive a primary-key scan (`= ANY`) and
+    /// the (id, attempt) pairs only filter it: joining `unnest` made the plan's cost depend on the arrays'
+    /// length, and PostgreSQL planned it afresh on nearly every call (0.1 ms each, pg_stat_statements). A batch
+    /// may hold two attempts of one job (a worker that took its own expired job again); only the pair that
+    /// matches the row counts.
     static let lockLeases = """
-        SELECT j.id FROM jobs j
+        SELECT j.id, j.attempt FROM jobs j
         WHERE j.id = ANY($2::bigint[]) AND j.lease_owner = $1
-          AND j.attempt = ($3::integer[])[array_position($2::bigint[], j.id)]
+          AND EXISTS (SELECT FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+                      WHERE f.id = j.id AND f.attempt = j.attempt)
         ORDER BY j.id
         FOR UPDATE OF j
         """
@@ -71,8 +73,9 @@ enum Statements {
     static let complete = """
         DELETE FROM jobs j
         WHERE j.id = ANY($2::bigint[]) AND j.lease_owner = $1
-          AND j.attempt = ($3::integer[])[array_position($2::bigint[], j.id)]
-        RETURNING j.id
+          AND EXISTS (SELECT FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+                      WHERE f.id = j.id AND f.attempt = j.attempt)
+        RETURNING j.id, j.attempt
         """
 
     static let retry = """
@@ -81,7 +84,7 @@ enum Statements {
             errors = j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', $1::text, 'error', f.error)
         FROM unnest($2::bigint[], $3::integer[], $4::timestamptz[], $5::text[]) AS f(id, attempt, run_at, error)
         WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
-        RETURNING j.id
+        RETURNING j.id, j.attempt
         """
 
     static let deadLetter = """
@@ -97,6 +100,6 @@ enum Statements {
                errors || jsonb_build_object('attempt', attempt, 'at', now(), 'worker', $1::text, 'error', reason),
                reason, created_at
         FROM moved
-        RETURNING id
+        RETURNING id, attempts
         """
 }

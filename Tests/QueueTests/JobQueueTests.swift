@@ -30,7 +30,7 @@ import Testing
     /// Writes that record `job` in `test_effects`.
     private func recordEffect(of job: LeasedJob) -> JobWrites {
         { connection in
-            try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, 1, 'a')", [job.id])
+            try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, 'a')", [job.id, job.attempt])
         }
     }
 
@@ -127,26 +127,48 @@ import Testing
     }
 
     /// The fence is the (id, attempt) pair, not the owner alone: one worker that took a job again after its
-    /// own lease expired cannot complete the older attempt, even in a batch where other jobs' attempts match.
-    @Test func aStaleAttemptOfTheSameWorkerIsFencedOutWithinABatch() async throws {
+    /// own lease expired may finish both attempts in one batch, and only the current one counts — its writes
+    /// run and it completes, whichever of the two comes first.
+    @Test(arguments: [false, true])
+    func aStaleAttemptOfTheSameWorkerIsFencedOutWithinABatch(staleFirst: Bool) async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let queue = JobQueue(pool: database.pool)
+            try await queue.enqueue(NewJob(kind: "k"))
+            let expired = try #require(try await lease(database, owner: "w", limit: 1, duration: .zero).first)
+            try await queue.enqueue(NewJob(kind: "k"))
+            let current = try await lease(database, owner: "w")
+            let retaken = try #require(current.first { $0.id == expired.id })
+            let other = try #require(current.first { $0.id != expired.id })
+            #expect((expired.attempt, retaken.attempt, other.attempt) == (1, 2, 1))
+
+            let stale = Finish(job: expired, result: .completed(outcome: "old"), writes: recordEffect(of: expired))
+            let fresh = Finish(job: retaken, result: .completed(outcome: "ok"), writes: recordEffect(of: retaken))
+            let neighbour = Finish(job: other, result: .completed(outcome: "ok"), writes: recordEffect(of: other))
+            let batch = staleFirst ? [stale, neighbour, fresh] : [fresh, neighbour, stale]
+            let report = try await finish(database, batch, owner: "w")
+            #expect(report == (staleFirst ? [.leaseLost, .completed(outcome: "ok"), .completed(outcome: "ok")]
+                                          : [.completed(outcome: "ok"), .completed(outcome: "ok"), .leaseLost]))
+            let effects = try await database.pool.query("SELECT job_id, attempt FROM test_effects ORDER BY job_id")
+                .map { [try $0.decode(0, as: Int64.self), try $0.decode(1, as: Int64.self)] }
+            #expect(effects == [[expired.id, 2], [other.id, 1]].sorted { $0[0] < $1[0] })
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+        }
+    }
+
+    /// A retry or a dead letter of a stale attempt in the same batch as the current one is fenced out too.
+    @Test func aStaleAttemptsRetryDoesNotDisplaceTheCurrentOutcome() async throws {
         try await TestDatabase.with { database in
             let queue = JobQueue(pool: database.pool)
             try await queue.enqueue(NewJob(kind: "k"))
-            let expired = try await lease(database, owner: "w", limit: 1, duration: .zero)
-            try await queue.enqueue(NewJob(kind: "k"))
-            let current = try await lease(database, owner: "w")
-            #expect(current.map(\.attempt).sorted() == [1, 2])
-            let retaken = try #require(current.first { $0.id == expired[0].id })
-            let other = try #require(current.first { $0.id != expired[0].id })
-
-            let report = try await finish(database, [Finish(job: expired[0], result: .completed(outcome: "old")),
-                                                     Finish(job: other, result: .completed(outcome: "ok"))], owner: "w")
-            #expect(report == [.leaseLost, .completed(outcome: "ok")])
-            #expect(try await count(database, "SELECT count(*) FROM jobs") == 1)
-
-            let retakenReport = try await finish(database, [Finish(job: retaken, result: .completed(outcome: "ok"))], owner: "w")
-            #expect(retakenReport == [.completed(outcome: "ok")])
-            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
+            let expired = try #require(try await lease(database, owner: "w", limit: 1, duration: .zero).first)
+            let retaken = try #require(try await lease(database, owner: "w").first)
+            let report = try await finish(database, [
+                Finish(job: expired, result: .retry(error: "old", runAt: Date())),
+                Finish(job: retaken, result: .deadLetter(reason: "product P is not mapped")),
+            ], owner: "w")
+            #expect(report == [.leaseLost, .deadLettered(reason: "product P is not mapped")])
+            #expect(try await count(database, "SELECT count(*) FROM dead_letters") == 1)
         }
     }
 
