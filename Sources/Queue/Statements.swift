@@ -56,25 +56,20 @@ enum Statements {
     /// Takes the row locks before the jobs' own writes run, so the fence cannot change underneath them; in id
     /// order, so two transactions locking overlapping sets cannot deadlock. A lease not returned is lost.
     ///
-    /// This and `complete` run for every completed batch, so the ids drive a primary-key scan (`= ANY`) and
-    /// the (id, attempt) pairs only filter it: joining `unnest` made the plan's cost depend on the arrays'
-    /// length, and PostgreSQL planned it afresh on nearly every call (0.1 ms each, pg_stat_statements). A batch
-    /// may hold two attempts of one job (a worker that took its own expired job again); only the pair that
-    /// matches the row counts.
+    /// Here and below, a batch may hold two attempts of one job (a worker that took its own expired job
+    /// again): joining the (id, attempt) pairs matches only the one whose lease is current.
     static let lockLeases = """
         SELECT j.id, j.attempt FROM jobs j
-        WHERE j.id = ANY($2::bigint[]) AND j.lease_owner = $1
-          AND EXISTS (SELECT FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
-                      WHERE f.id = j.id AND f.attempt = j.attempt)
+        JOIN unnest($2::bigint[], $3::integer[]) AS f(id, attempt) ON j.id = f.id AND j.attempt = f.attempt
+        WHERE j.lease_owner = $1
         ORDER BY j.id
         FOR UPDATE OF j
         """
 
     static let complete = """
         DELETE FROM jobs j
-        WHERE j.id = ANY($2::bigint[]) AND j.lease_owner = $1
-          AND EXISTS (SELECT FROM unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
-                      WHERE f.id = j.id AND f.attempt = j.attempt)
+        USING unnest($2::bigint[], $3::integer[]) AS f(id, attempt)
+        WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
         RETURNING j.id, j.attempt
         """
 
