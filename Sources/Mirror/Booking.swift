@@ -12,7 +12,7 @@ enum Booking {
         var reversals: [String] = []
     }
 
-    static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, subscriptionID: Int64?,
+    static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?,
                      reverseMissingRefunds: Bool, asOf: Date, on db: isolated PostgresConnection) throws -> Result {
         var result = Result()
         // An answer may list a charge twice (overlapping history pages), and an upsert that meets the same row
@@ -22,23 +22,23 @@ enum Booking {
         guard !charges.isEmpty else { return result }
         result.charges = try db.query("""
             WITH c AS (
-                SELECT * FROM unnest($5::text[], $6::text[], $7::bigint[], $8::text[], $9::timestamptz[],
-                                     $10::timestamptz[], $11::timestamptz[], $12::text[])
+                SELECT * FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[], $8::timestamptz[],
+                                     $9::timestamptz[], $10::timestamptz[], $11::text[])
                     AS c(transaction_id, product_id, amount, currency, charged_at, period_start, period_end, reason)
             ), invoice AS (
                 INSERT INTO invoices (purchase_id, customer_id, subscription_id, store, store_transaction_id,
                                       store_product_id, amount_minor, currency, description, period_start, period_end,
                                       issued_at)
-                SELECT $1, $2::uuid, $3, $4, transaction_id, product_id, amount, currency, reason || ' ' || product_id,
-                       period_start, period_end, charged_at
+                SELECT $1, $2::uuid, (\(Records.subscriptionOfPurchase)), $3, transaction_id, product_id, amount, currency,
+                       reason || ' ' || product_id, period_start, period_end, charged_at
                 FROM c
                 ON CONFLICT (store, store_transaction_id) DO NOTHING
                 RETURNING id, store_transaction_id, amount_minor, currency, issued_at
             )
             INSERT INTO payments (invoice_id, store, store_transaction_id, amount_minor, currency, paid_at)
-            SELECT id, $4, store_transaction_id, amount_minor, currency, issued_at FROM invoice
+            SELECT id, $3, store_transaction_id, amount_minor, currency, issued_at FROM invoice
             RETURNING store_transaction_id
-            """, [purchaseID, customerID, subscriptionID, store.rawValue,
+            """, [purchaseID, customerID, store.rawValue,
                   PostgresArray(charges.map(\.transactionID)), PostgresArray(charges.map(\.productID)),
                   PostgresArray(charges.map(\.amount.minorUnits)), PostgresArray(charges.map(\.amount.currency)),
                   PostgresArray(charges.map(\.chargedAt)), PostgresArray(charges.map(\.periodStart)),

@@ -71,23 +71,21 @@ public enum Mirror {
         let purchaseID = try Records.upsertPurchase(snapshot, connection: connection, existingID: known.purchaseID,
                                                     customerID: customerID, fresh: fresh, historyRevision: historyRevision,
                                                     on: db)
-        var subscriptionID: Int64?
         if let customerID {
             let mirrored = fresh
                 ? Records.MirroredState(snapshot, planPriceID: planPriceID)
                 : try Records.MirroredState(storedFor: purchaseID, store: snapshot.store, on: db)
                     ?? Records.MirroredState(snapshot, planPriceID: planPriceID)
-            subscriptionID = try Records.upsertSubscription(mirrored, accountID: connection.accountID, customerID: customerID,
-                                                            purchaseID: purchaseID, overwrite: fresh, on: db)
+            try Records.upsertSubscription(mirrored, accountID: connection.accountID, customerID: customerID,
+                                           purchaseID: purchaseID, overwrite: fresh, on: db)
         }
         if linkedNow {
-            try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, subscriptionID: subscriptionID, on: db)
+            try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, on: db)
         }
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
-                               subscriptionID: subscriptionID, reverseMissingRefunds: fresh && known.refundsToReverse,
-                               asOf: snapshot.asOf, on: db)
+                               reverseMissingRefunds: fresh && known.refundsToReverse, asOf: snapshot.asOf, on: db)
 
         let replaced = try PurchaseTokens.record(snapshot, purchaseID: purchaseID, connectionID: connection.id, on: db)
 

@@ -23,8 +23,9 @@ enum Records {
                       snapshot.periodStart, snapshot.graceEndsAt, snapshot.autoRenew, snapshot.inFreeTrial])[0]
                 .decode(0)
         }
+        // Nothing below needs an answer from these updates: they travel with the next statement.
         if fresh {
-            _ = try db.query("""
+            try db.queryLater("""
                 UPDATE store_purchases SET customer_id = COALESCE(customer_id, $2::uuid),
                     linked_at = COALESCE(linked_at, CASE WHEN $2 IS NULL THEN NULL ELSE now() END),
                     account_token = COALESCE($3, account_token), ownership = $4, store_product_id = $5, base_plan_id = $6,
@@ -37,7 +38,7 @@ enum Records {
                       historyRevision, snapshot.needsAcknowledgement, snapshot.periodStart, snapshot.graceEndsAt,
                       snapshot.autoRenew, snapshot.inFreeTrial])
         } else if customerID != nil {
-            _ = try db.query("""
+            try db.queryLater("""
                 UPDATE store_purchases SET customer_id = $2::uuid, linked_at = now(), updated_at = now()
                 WHERE id = $1 AND customer_id IS NULL
                 """, [existingID, customerID])
@@ -92,9 +93,10 @@ enum Records {
     }
 
     /// Creates or updates the customer subscription that mirrors the purchase. With `overwrite` false (a
-    /// stale snapshot) it only creates a missing one; it never overwrites newer state.
+    /// stale snapshot) it only creates a missing one; it never overwrites newer state. Deferred: the rows that
+    /// name the subscription (invoices) look it up by purchase in the statements that follow.
     static func upsertSubscription(_ mirrored: MirroredState, accountID: Int64, customerID: String, purchaseID: Int64,
-                                   overwrite: Bool, on db: isolated PostgresConnection) throws -> Int64 {
+                                   overwrite: Bool, on db: isolated PostgresConnection) throws {
         let status = SubscriptionStatus.following(state: mirrored.state, autoRenew: mirrored.autoRenew,
                                                   inFreeTrial: mirrored.inFreeTrial)
         let cancelledAt = status == .cancelled ? mirrored.expiresAt : nil
@@ -105,22 +107,26 @@ enum Records {
                 grace_ends_at = EXCLUDED.grace_ends_at, auto_renew = EXCLUDED.auto_renew,
                 cancelled_at = EXCLUDED.cancelled_at, updated_at = now()
             """ : "DO UPDATE SET updated_at = customer_subscriptions.updated_at"
-        return try db.query("""
+        try db.queryLater("""
             INSERT INTO customer_subscriptions (account_id, customer_id, plan_price_id, source, purchase_id, store_state,
                 status, current_period_start, current_period_end, expires_at, grace_ends_at, auto_renew, cancelled_at)
             VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12)
             ON CONFLICT (purchase_id) \(onConflict)
-            RETURNING id
             """, [accountID, customerID, mirrored.planPriceID, mirrored.store.rawValue, purchaseID, mirrored.state.rawValue,
                   status.rawValue, mirrored.periodStart, mirrored.expiresAt, mirrored.graceEndsAt, mirrored.autoRenew,
-                  cancelledAt])[0].decode(0)
+                  cancelledAt])
     }
 
-    /// Charges booked while the purchase was unlinked belong to the customer it links to.
-    static func claimInvoices(purchaseID: Int64, customerID: String?, subscriptionID: Int64?,
-                              on db: isolated PostgresConnection) throws {
+    /// Charges booked while the purchase was unlinked belong to the customer it links to, and to its
+    /// subscription.
+    static func claimInvoices(purchaseID: Int64, customerID: String?, on db: isolated PostgresConnection) throws {
         try db.queryLater("""
-            UPDATE invoices SET customer_id = $2::uuid, subscription_id = $3 WHERE purchase_id = $1 AND customer_id IS NULL
-            """, [purchaseID, customerID, subscriptionID])
+            UPDATE invoices SET customer_id = $2::uuid, subscription_id = (\(subscriptionOfPurchase))
+            WHERE purchase_id = $1 AND customer_id IS NULL
+            """, [purchaseID, customerID])
     }
+
+    /// The subscription mirroring purchase `$1`, if the purchase is linked: read where it is needed, after the
+    /// deferred upsert that creates it, rather than returned to the worker and sent back.
+    static let subscriptionOfPurchase = "SELECT id FROM customer_subscriptions WHERE purchase_id = $1"
 }
