@@ -74,6 +74,11 @@ public actor PostgresPool {
         try await withConnection { connection in try await connection.query(sql, parameters) }
     }
 
+    /// Runs one query on a pooled connection and reads its answer.
+    public nonisolated func query<Value: Sendable>(_ query: PostgresQuery<Value>) async throws -> Value {
+        try await run { connection in try connection.query(query) }
+    }
+
     /// Closes idle connections and refuses new work; connections in use close when returned.
     public func close() async {
         closed = true

@@ -12,19 +12,15 @@ struct PostgresConnectionTests {
 
     @Test("transaction commits when the body returns")
     func transactionCommits() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                let value = try await connection.transaction { @Sendable connection in
-                    try connection.query("INSERT INTO notes VALUES (1), (2)")
-                    return "returned"
-                }
-                #expect(value == "returned")
+        let ids = try await notesCommitted { connection in
+            let value = try await connection.transaction { @Sendable connection in
+                try connection.query("INSERT INTO notes VALUES (1), (2)")
+                return "returned"
             }
-            // Seen from another session, so it is committed, not just visible inside the transaction.
-            let count: Int = try await db.pool.scalar("SELECT count(*) FROM notes")
-            #expect(count == 2)
+            #expect(value == "returned")
         }
+        // Seen from another session, so it is committed, not just visible inside the transaction.
+        #expect(ids == [1, 2])
     }
 
     @Test("run commits each statement on its own: a later failure keeps the earlier writes")
@@ -144,22 +140,18 @@ struct PostgresConnectionTests {
 
     @Test("a transaction whose body swallowed a statement error throws rather than report a commit")
     func swallowedStatementError() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                // The server aborted the transaction at the failed statement; its COMMIT can only roll back.
-                await #expect(throws: PostgresError.self, "transaction returned although nothing was committed") {
-                    try await connection.transaction { @Sendable connection in
-                        try connection.query("INSERT INTO notes VALUES (1)")
-                        _ = try? connection.query("SELECT 1 / 0")
-                        return "reported as committed"
-                    }
+        let ids = try await notesCommitted { connection in
+            // The server aborted the transaction at the failed statement; its COMMIT can only roll back.
+            await #expect(throws: PostgresError.self, "transaction returned although nothing was committed") {
+                try await connection.transaction { @Sendable connection in
+                    try connection.query("INSERT INTO notes VALUES (1)")
+                    _ = try? connection.query("SELECT 1 / 0")
+                    return "reported as committed"
                 }
-                #expect(await !connection.isBroken)
             }
-            let count: Int = try await db.pool.scalar("SELECT count(*) FROM notes")
-            #expect(count == 0)
+            #expect(await !connection.isBroken)
         }
+        #expect(ids.isEmpty)
     }
 
     // MARK: - Statements

@@ -10,19 +10,16 @@ import TestSupport
 struct PostgresPipelineTests {
     @Test("statements sent together run in order, each seeing the ones before it, and answer in order")
     func batchRunsInOrder() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                let results = try await connection.query([
-                    PostgresStatement("INSERT INTO notes VALUES ($1) RETURNING id", [7]),
-                    PostgresStatement("SELECT count(*) FROM notes WHERE id = $1", [7]),
-                    PostgresStatement("SELECT 'no parameters'"),
-                ])
-                #expect(results.count == 3)
-                #expect(try results[0][0].decode(0, as: Int.self) == 7)
-                #expect(try results[1][0].decode(0, as: Int.self) == 1)
-                #expect(try results[2][0].decode(0, as: String.self) == "no parameters")
-            }
+        _ = try await notesCommitted { connection in
+            let results = try await connection.query([
+                PostgresStatement("INSERT INTO notes VALUES ($1) RETURNING id", [7]),
+                PostgresStatement("SELECT count(*) FROM notes WHERE id = $1", [7]),
+                PostgresStatement("SELECT 'no parameters'"),
+            ])
+            #expect(results.count == 3)
+            #expect(try results[0][0].decode(0, as: Int.self) == 7)
+            #expect(try results[1][0].decode(0, as: Int.self) == 1)
+            #expect(try results[2][0].decode(0, as: String.self) == "no parameters")
         }
     }
 
@@ -79,29 +76,25 @@ struct PostgresPipelineTests {
 
     @Test("a deferred statement's failure is thrown by the next statement, not where it was queued")
     func deferredFailureSurfacesLater() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await db.pool.query("INSERT INTO notes VALUES (1)")
-            try await withDirectConnection(db.url) { connection in
-                await #expect(throws: PostgresError.self) {
-                    try await connection.transaction { @Sendable connection in
-                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
-                        let error = #expect(throws: PostgresError.self) { try connection.query("SELECT 1") }
-                        #expect(error?.code == .uniqueViolation)
-                    }
+        let ids = try await notesCommitted { connection in
+            try await connection.query("INSERT INTO notes VALUES (1)")
+            await #expect(throws: PostgresError.self) {
+                try await connection.transaction { @Sendable connection in
+                    try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
+                    let error = #expect(throws: PostgresError.self) { try connection.query("SELECT 1") }
+                    #expect(error?.code == .uniqueViolation)
                 }
-                // At the top level the failure comes with COMMIT, and nothing of the transaction is kept.
-                let error = await #expect(throws: PostgresError.self) {
-                    try await connection.transaction { @Sendable connection in
-                        try connection.query("INSERT INTO notes VALUES (2)")
-                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
-                    }
-                }
-                #expect(error?.code == .uniqueViolation)
             }
-            let ids = try await db.pool.noteIDs()
-            #expect(ids == [1])
+            // At the top level the failure comes with COMMIT, and nothing of the transaction is kept.
+            let error = await #expect(throws: PostgresError.self) {
+                try await connection.transaction { @Sendable connection in
+                    try connection.query("INSERT INTO notes VALUES (2)")
+                    try connection.queryLater("INSERT INTO notes VALUES ($1)", [1])
+                }
+            }
+            #expect(error?.code == .uniqueViolation)
         }
+        #expect(ids == [1])
     }
 
     @Test("a savepoint that throws before reaching the server is never sent; what was deferred before it still runs")
@@ -130,31 +123,27 @@ struct PostgresPipelineTests {
 
     @Test("a failure before a savepoint's opening ran belongs to the enclosing transaction: no rollback to an older savepoint hides it")
     func failureBeforeTheOpeningFailsTheEnclosingTransaction() async throws {
-        try await TestDatabase.with(poolSize: 1) { db in
-            try await db.pool.query("CREATE TABLE notes (id int PRIMARY KEY)")
-            try await withDirectConnection(db.url) { connection in
-                _ = await #expect(throws: PostgresError.self) {
-                    try await connection.transaction { @Sendable connection in
-                        // A sibling rolled back, then one kept: both used the name sp1.
-                        #expect(throws: Boom.self) {
-                            try connection.transaction { connection in
-                                try connection.query("INSERT INTO notes VALUES (1)")
-                                throw Boom()
-                            }
+        let ids = try await notesCommitted { connection in
+            _ = await #expect(throws: PostgresError.self) {
+                try await connection.transaction { @Sendable connection in
+                    // A sibling rolled back, then one kept: both used the name sp1.
+                    #expect(throws: Boom.self) {
+                        try connection.transaction { connection in
+                            try connection.query("INSERT INTO notes VALUES (1)")
+                            throw Boom()
                         }
-                        _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (2)") }
-                        // The enclosing transaction's own deferred write fails in the pipeline that opens the next one.
-                        try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
-                        let error = #expect(throws: PostgresError.self) {
-                            _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (3)") }
-                        }
-                        #expect(error?.code == .uniqueViolation)
                     }
+                    _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (2)") }
+                    // The enclosing transaction's own deferred write fails in the pipeline that opens the next one.
+                    try connection.queryLater("INSERT INTO notes VALUES ($1)", [2])
+                    let error = #expect(throws: PostgresError.self) {
+                        _ = try connection.transaction { connection in try connection.query("INSERT INTO notes VALUES (3)") }
+                    }
+                    #expect(error?.code == .uniqueViolation)
                 }
             }
-            let count: Int = try await db.pool.scalar("SELECT count(*) FROM notes")
-            #expect(count == 0, "the transaction failed as a whole instead of committing without the kept savepoint's row")
         }
+        #expect(ids.isEmpty, "the transaction failed as a whole instead of committing without the kept savepoint's row")
     }
 
     @Test("typed queries sent together come back each read its own way")

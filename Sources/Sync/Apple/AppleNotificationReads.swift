@@ -34,12 +34,12 @@ struct AppleNotificationReads: Sendable {
     /// Whether `uuid` was processed within the dedup window.
     func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
         if uuid == claims.notificationUUID { return seen }
-        return try await pool.run { db in try Receipts.lookup(store: "apple", messageID: uuid, on: db) != nil }
+        return try await pool.query(Receipts.looking(store: "apple", messageID: uuid)) != nil
     }
 
     /// The history revision stored for `lineage` on `connectionID`, if any.
     func revision(connectionID: Int64, lineage: String, pool: PostgresPool) async throws -> String? {
         if lineage == claims.lineage { return revisions[connectionID] ?? nil }
-        return try await pool.run { db in try db.query(AppleRefetch.storedRevision(connectionID: connectionID, lineage: lineage)) }
+        return try await pool.query(AppleRefetch.storedRevision(connectionID: connectionID, lineage: lineage))
     }
 }

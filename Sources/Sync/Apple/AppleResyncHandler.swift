@@ -21,9 +21,8 @@ struct AppleResyncHandler: JobHandler {
         let tools = try registry.tools(for: connection)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")
         // Any transaction id of the customer works for both endpoints; the original one always exists.
-        let revision = try await context.pool.run { db in
-            try db.query(AppleRefetch.storedRevision(connectionID: connection.id, lineage: task.lineage))
-        }
+        let revision = try await context.pool.query(AppleRefetch.storedRevision(connectionID: connection.id,
+                                                                                 lineage: task.lineage))
         let fetched = try await AppleRefetch(client: tools.client)
             .snapshot(connection: connection, lineage: task.lineage, transactionID: task.lineage, revision: revision,
                       source: source, attempt: job.attempt, vouched: false)
