@@ -45,10 +45,22 @@ public enum AccountTokens {
             """, [token]).isEmpty
     }
 
-    /// 48 characters from a 62-letter alphabet (≈ 285 bits), from the system's CSPRNG.
+    /// 48 characters from a 62-letter alphabet (≈ 285 bits), from the system's CSPRNG. Each 64-bit draw
+    /// (one `getrandom` call) yields ten 6-bit indices; the two above the alphabet are rejected, which keeps
+    /// every letter equally likely. Drawing per character cost a system call per character.
     private static func randomSecret() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var generator = SystemRandomNumberGenerator()
-        return String((0..<48).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+        var secret: [UInt8] = []
+        secret.reserveCapacity(48)
+        while secret.count < 48 {
+            var bits = generator.next()
+            for _ in 0..<10 where secret.count < 48 {
+                let index = Int(bits & 63)
+                bits >>= 6
+                if index < alphabet.count { secret.append(alphabet[index]) }
+            }
+        }
+        return String(decoding: secret, as: UTF8.self)
     }
 }

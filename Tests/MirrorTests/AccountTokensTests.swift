@@ -30,6 +30,24 @@ import Testing
         }
     }
 
+    /// 40 rotations draw 1,920 letters: a letter the generator could never pick (an off-by-one in the
+    /// rejection, or a bias that starves the alphabet's end) would be missing with certainty, while a fair
+    /// draw misses one of the 62 with probability about 2 × 10⁻¹².
+    @Test func secretsAreDistinctAndDrawFromTheWholeAlphabet() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database)
+            let customer = try await fixture.addCustomer()
+            var secrets: [String] = []
+            for _ in 0..<40 {
+                secrets.append(try #require(try await fixture.issueToken(for: customer, rotate: true).secret))
+            }
+            #expect(Set(secrets).count == secrets.count)
+            #expect(secrets.allSatisfy { $0.count == 48 })
+            let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+            #expect(Set(secrets.joined()) == alphabet)
+        }
+    }
+
     @Test func issuingAgainReusesTheActiveTokenWithoutItsSecret() async throws {
         try await TestDatabase.with { database in
             let fixture = try await MirrorFixture.make(database)
