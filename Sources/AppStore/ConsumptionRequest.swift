@@ -46,9 +46,11 @@ public struct ConsumptionRequest: Sendable, Equatable, Encodable {
         self.productType = productType
     }
 
-    /// Throws `.invalidRequest` for what Apple documents as rejected: no consent, a percentage outside
-    /// 0…100000, a non-zero percentage for undelivered content, and any percentage with `GRANT_PRORATED`
-    /// on an auto-renewable subscription (Apple computes that one itself).
+    /// Throws `.invalidRequest` for what Apple documents as rejected (the `consumptionPercentage` and
+    /// `ConsumptionRequest` pages): no consent; a percentage outside 0…100000; a non-zero percentage for
+    /// undelivered content; any percentage on an auto-renewable subscription (Apple computes that share from
+    /// elapsed time); and `GRANT_PRORATED` on any other product without a percentage strictly between 0 and
+    /// 100000.
     public func validate() throws(AppStoreAPIError) {
         func invalid(_ reason: String) -> AppStoreAPIError {
             AppStoreAPIError(.invalidRequest, "consumption request: \(reason)")
@@ -57,16 +59,23 @@ public struct ConsumptionRequest: Sendable, Equatable, Encodable {
             throw invalid("customerConsented must be true; without the customer's consent, do not answer the "
                           + "CONSUMPTION_REQUEST at all")
         }
-        guard let percentage = consumptionPercentage else { return }
-        guard (0...100_000).contains(percentage) else {
-            throw invalid("consumptionPercentage \(percentage) is outside 0...100000 (milliunits of a percent)")
+        if let percentage = consumptionPercentage {
+            guard (0...100_000).contains(percentage) else {
+                throw invalid("consumptionPercentage \(percentage) is outside 0...100000 (milliunits of a percent)")
+            }
+            guard deliveryStatus == .delivered || percentage == 0 else {
+                throw invalid("consumptionPercentage must be 0 when deliveryStatus is \(deliveryStatus.rawValue)")
+            }
+            guard productType != .autoRenewableSubscription else {
+                throw invalid("omit consumptionPercentage on an auto-renewable subscription; Apple computes the share "
+                              + "from elapsed time")
+            }
         }
-        guard deliveryStatus == .delivered || percentage == 0 else {
-            throw invalid("consumptionPercentage must be 0 when deliveryStatus is \(deliveryStatus.rawValue)")
-        }
-        guard !(refundPreference == .grantProrated && productType == .autoRenewableSubscription) else {
-            throw invalid("omit consumptionPercentage with GRANT_PRORATED on an auto-renewable subscription; "
-                          + "Apple computes the share")
+        if refundPreference == .grantProrated && productType != .autoRenewableSubscription {
+            guard let percentage = consumptionPercentage, (1..<100_000).contains(percentage) else {
+                throw invalid("GRANT_PRORATED on a \(productType.rawValue) needs a consumptionPercentage between 1 "
+                              + "and 99999, got \(consumptionPercentage.map(String.init) ?? "none")")
+            }
         }
     }
 

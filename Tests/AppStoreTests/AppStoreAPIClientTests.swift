@@ -18,7 +18,7 @@ private func statusAnswer() throws -> String {
 
 private let consumption = ConsumptionRequest(customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
                                              consumptionPercentage: 25_000, refundPreference: .decline,
-                                             productType: .autoRenewableSubscription)
+                                             productType: .consumable)
 
 /// The error `body` throws, which must be an `AppStoreAPIError`.
 private func apiError(_ body: () async throws -> Void) async throws -> AppStoreAPIError {

@@ -21,7 +21,7 @@ struct ConsumptionRequestTests {
 
     @Test("the JSON carries Apple's field names, omits absent optionals and never the product type")
     func encoding() throws {
-        #expect(try Self.json(Self.request(percentage: 100_000, preference: .grantFull)) ==
+        #expect(try Self.json(Self.request(percentage: 100_000, preference: .grantFull, type: .consumable)) ==
             #"{"consumptionPercentage":100000,"customerConsented":true,"deliveryStatus":"DELIVERED","refundPreference":"GRANT_FULL","sampleContentProvided":true}"#)
         #expect(try Self.json(Self.request(delivery: .undeliveredServerOutage, type: .consumable)) ==
             #"{"customerConsented":true,"deliveryStatus":"UNDELIVERED_SERVER_OUTAGE","sampleContentProvided":true}"#)
@@ -39,16 +39,20 @@ struct ConsumptionRequestTests {
 
     static let accepted: [ConsumptionRequest] = [
         request(),
-        request(percentage: 0),
-        request(percentage: 100_000),
-        request(percentage: 42_500, preference: .decline),
-        request(percentage: 42_500, preference: .grantFull),
+        request(preference: .decline),
         request(preference: .grantProrated),
-        request(percentage: 30_000, preference: .grantProrated, type: .consumable),
-        request(percentage: 30_000, preference: .grantProrated, type: .nonRenewingSubscription),
         request(delivery: .undeliveredQualityIssue),
-        request(delivery: .undeliveredWrongItem, percentage: 0),
-        request(delivery: .undeliveredOther, percentage: 0, preference: .grantFull),
+        request(delivery: .undeliveredOther, preference: .grantFull),
+        request(percentage: 0, type: .consumable),
+        request(percentage: 100_000, type: .consumable),
+        request(percentage: 42_500, preference: .decline, type: .nonConsumable),
+        request(percentage: 42_500, preference: .grantFull, type: .consumable),
+        request(preference: .grantFull, type: .nonRenewingSubscription),
+        request(percentage: 1, preference: .grantProrated, type: .consumable),
+        request(percentage: 30_000, preference: .grantProrated, type: .nonRenewingSubscription),
+        request(percentage: 99_999, preference: .grantProrated, type: .nonConsumable),
+        request(delivery: .undeliveredWrongItem, percentage: 0, type: .consumable),
+        request(delivery: .undeliveredOther, percentage: 0, preference: .grantFull, type: .nonConsumable),
     ]
 
     @Test("requests Apple accepts pass", arguments: accepted)
@@ -58,13 +62,19 @@ struct ConsumptionRequestTests {
 
     static let rejected: [(ConsumptionRequest, String)] = [
         (request(consented: false), "customerConsented must be true"),
-        (request(consented: false, percentage: 0, preference: .decline), "customerConsented must be true"),
-        (request(percentage: -1), "outside 0...100000"),
-        (request(percentage: 100_001), "outside 0...100000"),
-        (request(delivery: .undeliveredQualityIssue, percentage: 1), "must be 0 when deliveryStatus is UNDELIVERED_QUALITY_ISSUE"),
-        (request(delivery: .undeliveredServerOutage, percentage: 100_000), "must be 0"),
-        (request(percentage: 0, preference: .grantProrated), "omit consumptionPercentage with GRANT_PRORATED"),
-        (request(percentage: 50_000, preference: .grantProrated), "omit consumptionPercentage with GRANT_PRORATED"),
+        (request(consented: false, percentage: 0, preference: .decline, type: .consumable), "customerConsented must be true"),
+        (request(percentage: -1, type: .consumable), "outside 0...100000"),
+        (request(percentage: 100_001, type: .consumable), "outside 0...100000"),
+        (request(delivery: .undeliveredQualityIssue, percentage: 1, type: .consumable),
+         "must be 0 when deliveryStatus is UNDELIVERED_QUALITY_ISSUE"),
+        (request(delivery: .undeliveredServerOutage, percentage: 100_000, type: .nonConsumable), "must be 0"),
+        (request(percentage: 0), "omit consumptionPercentage on an auto-renewable subscription"),
+        (request(percentage: 42_500, preference: .decline), "omit consumptionPercentage on an auto-renewable subscription"),
+        (request(percentage: 50_000, preference: .grantProrated), "omit consumptionPercentage on an auto-renewable subscription"),
+        (request(preference: .grantProrated, type: .consumable), "GRANT_PRORATED on a Consumable needs a consumptionPercentage"),
+        (request(percentage: 0, preference: .grantProrated, type: .nonConsumable), "between 1 and 99999, got 0"),
+        (request(percentage: 100_000, preference: .grantProrated, type: .nonRenewingSubscription), "got 100000"),
+        (request(delivery: .undeliveredOther, percentage: 0, preference: .grantProrated, type: .consumable), "got 0"),
     ]
 
     @Test("requests Apple rejects fail with the rule they break", arguments: rejected)

@@ -142,23 +142,58 @@ import Testing
 
     @Test(arguments: [true, false])
     func aConsumptionRequestIsAnsweredOnlyWithConsent(consented: Bool) async throws {
-        var options = Pipeline.Options()
-        options.answerConsumptionRequests = true
-        try await Pipeline.with(options) { pipeline in
-            let customer = try await pipeline.customer()
-            let buy = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                             appAccountToken: customer.token)
-            try await pipeline.database.pool.query("""
-                INSERT INTO consumption_usage (store_transaction_id, customer_consented, delivery_status,
-                                               sample_content_provided, refund_preference)
-                VALUES ($1, $2, 'DELIVERED', false, 'DECLINE')
-                """, [buy.transactionId, consented])
+        try await withRecordedUsage(consented: consented, preference: "DECLINE") { pipeline, buy in
             try await pipeline.simulator.requestConsumption(buy.originalTransactionId, reason: .unintendedPurchase)
             try await pipeline.settle()
             let sent = pipeline.simulator.consumptionRequests
             #expect(sent.count == (consented ? 1 : 0))
             #expect(sent.first?.transactionId == (consented ? buy.transactionId : nil))
             #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+
+    /// Apple computes an auto-renewable subscription's consumed share and rejects one given (the simulator
+    /// answers 400 as Apple does): a percentage the backend recorded is left out, not the whole answer.
+    @Test func aRecordedPercentageIsLeftOutOfAnAutoRenewableSubscriptionsAnswer() async throws {
+        try await withRecordedUsage(percentage: 50_000, preference: "GRANT_PRORATED") { pipeline, buy in
+            try await pipeline.simulator.requestConsumption(buy.originalTransactionId, reason: .unintendedPurchase)
+            try await pipeline.settle()
+            let sent = pipeline.simulator.consumptionRequests
+            #expect(sent.count == 1 && sent.first?.refundPreference == "GRANT_PRORATED")
+            #expect(sent.first?.body.contains("consumptionPercentage") == false, "\(sent.first?.body ?? "")")
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+        }
+    }
+
+    /// Only the purchaser's own transaction takes consumption data (Apple: FamilyTransactionNotSupported).
+    @Test func aFamilySharedTransactionsConsumptionRequestIsSkipped() async throws {
+        try await withRecordedUsage(preference: "DECLINE", familyShared: true) { pipeline, buy in
+            let request = try await pipeline.simulator.requestConsumption(buy.originalTransactionId,
+                                                                          reason: .unintendedPurchase)
+            try await pipeline.settle()
+            #expect(try await pipeline.receiptOutcome(try #require(request.notification).notificationUUID)
+                == "skipped: Apple takes no consumption data for a FAMILY_SHARED transaction")
+            #expect(pipeline.simulator.consumptionRequests.isEmpty)
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+        }
+    }
+
+    /// A connection that answers consumption requests and a subscriber whose usage the backend recorded.
+    private func withRecordedUsage(consented: Bool = true, percentage: Int? = nil, preference: String,
+                                   familyShared: Bool = false,
+                                   _ body: (Pipeline, ScenarioResult) async throws -> Void) async throws {
+        var options = Pipeline.Options()
+        options.answerConsumptionRequests = true
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let buy = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                             appAccountToken: customer.token, familyShared: familyShared)
+            try await pipeline.database.pool.query("""
+                INSERT INTO consumption_usage (store_transaction_id, customer_consented, delivery_status,
+                                               sample_content_provided, consumption_percentage, refund_preference)
+                VALUES ($1, $2, 'DELIVERED', false, $3, $4)
+                """, [buy.transactionId, consented, percentage, preference])
+            try await body(pipeline, buy)
         }
     }
 

@@ -27,6 +27,11 @@ struct AppleConsumptionScheduler: Sendable {
         guard let transactionID = transaction.transactionId else {
             throw JobFailure.permanent("CONSUMPTION_REQUEST names no transactionId")
         }
+        if let ownership = transaction.inAppOwnershipType, ownership != "PURCHASED" {
+            // Apple answers FamilyTransactionNotSupported / InvalidAssignedTransactionNotSupported: only the
+            // purchaser's own transaction takes consumption data.
+            return receipt.complete("skipped: Apple takes no consumption data for a \(ownership) transaction")
+        }
         let deadline = (notification.signedDate ?? Date()).addingTimeInterval(Self.window)
         let task = AppleConsumptionTask(connectionID: connection.id, transactionID: transactionID,
                                         deadlineMilliseconds: Int64(deadline.timeIntervalSince1970 * 1000),
@@ -91,6 +96,10 @@ struct AppleConsumptionHandler: JobHandler {
         } catch let error as AppStoreAPIError {
             throw StoreFailures.api(error, attempt: job.attempt, vouched: false)
         }
+        if usage.consumptionPercentage != nil && request.consumptionPercentage == nil {
+            return .done("sent without the recorded consumptionPercentage: Apple computes it for auto-renewable "
+                         + "subscriptions")
+        }
         return .done("sent")
     }
 }
@@ -103,7 +112,9 @@ struct ConsumptionUsage: Sendable {
     let consumptionPercentage: Int?
     let refundPreference: String?
 
-    /// Apple's request from these values, validated by Apple's documented rules before anything is sent.
+    /// Apple's request from these values, validated by Apple's documented rules before anything is sent. A
+    /// percentage recorded for an auto-renewable subscription is left out: Apple computes that share itself and
+    /// would reject the whole answer for it.
     func request(defaultPreference: String?, productType: String) throws -> ConsumptionRequest {
         guard let delivery = ConsumptionRequest.DeliveryStatus(rawValue: deliveryStatus) else {
             throw JobFailure.permanent("unknown deliveryStatus \(deliveryStatus)")
@@ -117,9 +128,10 @@ struct ConsumptionUsage: Sendable {
             }
             return preference
         }
+        let percentage = type == .autoRenewableSubscription ? nil : consumptionPercentage
         let request = ConsumptionRequest(customerConsented: customerConsented, deliveryStatus: delivery,
                                          sampleContentProvided: sampleContentProvided,
-                                         consumptionPercentage: consumptionPercentage, refundPreference: preference,
+                                         consumptionPercentage: percentage, refundPreference: preference,
                                          productType: type)
         try request.validate()
         return request
