@@ -22,6 +22,11 @@ import Testing
         (["enqueue", "test.record", "--payload", "PAYLOAD", "--run-at", "tomorrow"], "--run-at must be an ISO 8601 time"),
         (["work", "--concurrency", "0"], "concurrency must be an integer in 1...10000"),
         (["work", "--lease-duration", "forever"], "lease duration must be a duration"),
+        (["work", "--lease-duration", "nan"], "lease duration must be a duration"),
+        // Far past Int64 milliseconds: refused by range, never converted (which traps).
+        (["work", "--lease-duration", "1e17s"], "lease duration must be between 0.1 seconds and 86400.0 seconds"),
+        (["work", "--poll-interval", "1e308d"], "poll interval must be between"),
+        (["serve", "--grace-period", "1e300"], "grace period must be between 0.0 seconds and 600.0 seconds, got \"1e300\""),
         (["work", "--bogus"], "unknown option --bogus"),
         (["dead-letters", "retry"], "retry needs IDs or --all"),
         (["dead-letters", "retry", "--all", "7"], "retry needs IDs or --all"),
@@ -47,6 +52,7 @@ import Testing
         (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_LOG_LEVEL": "loud"], "STORESYNC_LOG_LEVEL must be one of"),
         (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_CONCURRENCY": "many"], "concurrency must be an integer"),
         (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_DB_POOL_SIZE": "0"], "STORESYNC_DB_POOL_SIZE must be"),
+        (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_GRACE_PERIOD": "1e300"], "grace period must be between"),
     ])
     func badConfigurationExitsTwoWithAReason(environment: [String: String], message: String) async throws {
         var env = environment
