@@ -112,6 +112,38 @@ import Testing
         }
     }
 
+    /// Dead-letters `count` jobs through the queue's own path and returns their ids.
+    private static func deadLetters(_ count: Int, in database: TestDatabase) async throws -> [Int64] {
+        let queue = JobQueue(pool: database.pool)
+        for _ in 0..<count { try await queue.enqueue(NewJob(kind: "test.record")) }
+        let connection = try await PostgresConnection.connect(url: database.url)
+        let leased = try await JobQueue.lease(owner: "w", limit: count, duration: .seconds(60), on: connection)
+        _ = try await JobQueue.finish(leased.map { Finish(job: $0, result: .deadLetter(reason: "gave up")) },
+                                      owner: "w", on: connection)
+        await connection.close()
+        return leased.map(\.id).sorted()
+    }
+
+    @Test func anIDGivenTwiceIsOneDeadLetterWithOneResult() async throws {
+        try await TestDatabase.with { database in
+            let env = ["DATABASE_URL": database.url]
+            let ids = try await Self.deadLetters(2, in: database).map(String.init)
+            let retry = try await ChildProcess.run("storesync", ["dead-letters", "retry", ids[0], ids[0]], environment: env)
+            #expect(retry.status == 0, "\(retry.stdout) \(retry.stderr)")
+            #expect(retry.stdout == "\(ids[0]): requeued\n")
+            let discard = try await ChildProcess.run("storesync", ["dead-letters", "discard", ids[1], ids[1], "424242", "--json"],
+                                                     environment: env)
+            #expect(discard.status == 1)
+            #expect(discard.stdout == #"[{"id":\#(ids[1]),"result":"discarded"},{"id":424242,"result":"not_found"}]"# + "\n")
+            let again = try await ChildProcess.run("storesync", ["dead-letters", "retry", ids[0], "--json"], environment: env)
+            #expect(again.status == 1)
+            #expect(again.stdout == #"[{"id":\#(ids[0]),"result":"not_found"}]"# + "\n")
+            let none = try await ChildProcess.run("storesync", ["dead-letters", "retry", "--all", "--json"], environment: env)
+            #expect(none.status == 0)
+            #expect(none.stdout == "[]\n")
+        }
+    }
+
     @Test func accountsAreAddedOnceAndListed() async throws {
         try await TestDatabase.with { database in
             let env = ["DATABASE_URL": database.url]
