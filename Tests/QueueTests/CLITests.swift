@@ -62,6 +62,17 @@ import Testing
         #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
     }
 
+    @Test(arguments: ["postgresql://u:topsecret@[::1/db", "postgresql://u:top%zzsecret@127.0.0.1:1/db"])
+    func aDatabaseURLLibpqCannotParseIsAConfigurationErrorThatHidesThePassword(url: String) async throws {
+        let result = try await ChildProcess.run("storesync", ["status"], environment: ["DATABASE_URL": url])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("storesync status: DATABASE_URL is not a valid connection string: "),
+                "stderr was: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "stderr was: \(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("topsecret") && !result.stderr.contains("top%zzsecret"),
+                "stderr was: \(result.stderr)")
+    }
+
     @Test func helpIsAvailableForEveryCommand() async throws {
         for command in ["migrate", "work", "enqueue", "status", "dead-letters", "accounts", "verify", "bench", "simulator"] {
             let result = try await ChildProcess.run("storesync", [command, "--help"])
