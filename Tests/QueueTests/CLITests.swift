@@ -35,6 +35,15 @@ import Testing
         (["bench", "queue"], "--jobs N is required"),
         (["accounts", "add", "--host", "bad host!"], "--host must be a host name"),
         (["accounts", "add"], "--host is required"),
+        (["accounts", "add", "--host", ".."], "--host must be a host name"),
+        (["accounts", "add", "--host", "-"], "--host must be a host name"),
+        (["accounts", "add", "--host", "billing-.example.com"], "--host must be a host name"),
+        (["accounts", "add", "--host", "billing.example.com."], "--host must be a host name"),
+        (["accounts", "add", "--host", String(repeating: "a", count: 64) + ".example.com"], "--host must be a host name"),
+        (["accounts", "add", "--host", "billing.example.com", "--name", "Tab\tName"], "--name must be at most 200 characters"),
+        // One Swift Character, 301 code points: PostgreSQL's length() counts the latter.
+        (["accounts", "add", "--host", "billing.example.com", "--name", "a" + String(repeating: "\u{301}", count: 300)],
+         "--name must be at most 200 characters (Unicode code points)"),
         (["verify", "apple", "--bundle-id", "b", "--environment", "Staging"], "--environment must be Production or Sandbox"),
     ])
     func badArgumentsExitTwoWithAReason(arguments: [String], message: String) async throws {

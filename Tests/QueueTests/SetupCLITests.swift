@@ -75,6 +75,8 @@ import Testing
         (["products", "list"], "--connection is required"),
         (["customers", "add"], "--account is required"),
         (["customers", "add", "--account", "1", "--email", "not-an-address"], "--email must be an address"),
+        (["customers", "add", "--account", "1", "--name", "a" + String(repeating: "\u{301}", count: 300)],
+         "--name must be at most 200 characters (Unicode code points)"),
         (["tokens", "issue"], "--customer is required"),
         (["tokens", "issue", "--customer", "42"], "--customer must be a UUID"),
         (["tokens", "revoke"], "revoke needs a TOKEN"),
