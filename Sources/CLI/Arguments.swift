@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 /// A bad command line or configuration: printed as one line, exit status 2.
 public struct UsageError: Error, CustomStringConvertible, Sendable {
