@@ -108,11 +108,12 @@ enum Parse {
         guard let value = Double(number), value.isFinite, value >= 0 else {
             throw UsageError("\(name) must be a duration like 500ms, 30s, 5m or 2h, got \(text.debugDescription)")
         }
-        let duration = Duration.milliseconds(Int64((value * scale * 1000).rounded()))
-        guard range.contains(duration) else {
-            throw UsageError("\(name) must be between \(range.lowerBound) and \(range.upperBound), got \(text)")
+        // Checked as a number first: a value past Int64's range (1e300, say) would trap in the conversion.
+        let milliseconds = (value * scale * 1000).rounded()
+        guard milliseconds >= Double(range.lowerBound.milliseconds), milliseconds <= Double(range.upperBound.milliseconds) else {
+            throw UsageError("\(name) must be between \(range.lowerBound) and \(range.upperBound), got \(Parse.quoted(text))")
         }
-        return duration
+        return .milliseconds(Int64(milliseconds))
     }
 
     /// An ISO 8601 timestamp such as `2026-11-29T14:00:00Z`.

@@ -18,6 +18,11 @@ struct Environment {
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url.contains("=") else {
             throw UsageError("DATABASE_URL must be a postgresql:// URL or a libpq key=value string")
         }
+        do {
+            try ConnectionString.validate(url)
+        } catch let error as PostgresError {
+            throw UsageError("DATABASE_URL is not a valid connection string: \(error.message)")
+        }
         return url
     }
 

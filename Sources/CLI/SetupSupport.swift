@@ -70,6 +70,35 @@ extension Parse {
         return text
     }
 
+    /// A display name (accounts, customers): at most `maxCharacters` Unicode code points — what PostgreSQL's
+    /// `length()` counts in the tables' CHECKs, so a name the CLI accepts is never refused by the database
+    /// (a letter with 300 combining accents is one Swift Character but 301 code points) — without control
+    /// characters.
+    static func name(_ text: String, _ name: String, maxCharacters: Int) throws -> String {
+        guard text.unicodeScalars.count <= maxCharacters,
+              !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw UsageError("\(name) must be at most \(maxCharacters) characters (Unicode code points) without control "
+                             + "characters, got \(quoted(text))")
+        }
+        return text
+    }
+
+    /// A DNS host name without port, lowercased as the accounts table keeps it: dot-separated labels of 1…63
+    /// letters, digits and hyphens, none starting or ending with a hyphen, 253 bytes in all.
+    static func host(_ text: String, _ name: String) throws -> String {
+        let isLabel: (Substring) -> Bool = { label in
+            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+                && label.utf8.allSatisfy { byte in
+                    byte == 0x2d || (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
+                }
+        }
+        guard text.utf8.count <= 253, text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy(isLabel) else {
+            throw UsageError("\(name) must be a host name like billing.example.com (dot-separated labels of 1…63 letters, "
+                             + "digits and hyphens, not starting or ending with a hyphen), got \(quoted(text))")
+        }
+        return text.lowercased()
+    }
+
     /// An ISO 4217 code (`usd` is taken as `USD`).
     static func currency(_ text: String) throws -> String {
         let code = text.uppercased()

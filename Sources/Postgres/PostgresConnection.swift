@@ -48,6 +48,7 @@ public actor PostgresConnection {
     /// application name and `gssencmode=disable` are added as defaults the URL can override. Without the last,
     /// libpq asks Kerberos for credentials on every connect (its default is to prefer GSS encryption), which
     /// costs each connect a lookup and leaves Kerberos state a thread can still be tearing down at exit.
+    /// A `url` libpq cannot parse fails with `.invalidConnectionString`; no error quotes its password.
     public static func connect(url: String, applicationName: String = "storesync") async throws -> PostgresConnection {
         let connection = PostgresConnection(executor: ThreadExecutor(name: "pg-conn"))
         try await connection.open(url: url, applicationName: applicationName)
@@ -55,6 +56,7 @@ public actor PostgresConnection {
     }
 
     private func open(url: String, applicationName: String) throws {
+        try ConnectionString.validate(url)
         let keys = ["connect_timeout", "application_name", "gssencmode", "dbname"]
         let values = ["5", applicationName, "disable", url]
         let conn = withCStrings(keys) { keyPointers in
@@ -64,7 +66,8 @@ public actor PostgresConnection {
         }
         guard let conn else { throw PostgresError(.connectionLost, message: "out of memory creating a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {
-            let message = Self.errorMessage(conn)
+            // libpq's message can quote the connection string, password and all.
+            let message = ConnectionString.redact(Self.errorMessage(conn), secretsOf: url)
             PQfinish(conn)
             throw PostgresError(.connectionLost, message: "cannot connect: \(message)")
         }

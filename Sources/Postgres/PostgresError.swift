@@ -12,6 +12,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let serializationFailure = Code("serialization failure")
         /// The server went away or could not be reached; reconnect with backoff.
         public static let connectionLost = Code("connection lost")
+        /// The connection string is not one libpq can parse: a configuration error that connecting again
+        /// cannot fix.
+        public static let invalidConnectionString = Code("invalid connection string")
         /// No connection became free within the pool's acquire timeout.
         public static let poolTimeout = Code("pool timeout")
         /// A statement prepared on this connection no longer fits the schema — a migration changed a table

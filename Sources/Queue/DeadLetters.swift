@@ -62,11 +62,12 @@ public struct DeadLetters: Sendable {
     }
 
     /// Puts dead letters back on the queue under their original ids, due now, with a fresh set of attempts;
-    /// the error history is kept so the next failure still shows what happened before.
+    /// the error history is kept so the next failure still shows what happened before. An id given twice is
+    /// retried once: its second turn would find it gone and report it as never there.
     public func retry(ids: [Int64]) async throws -> [Int64: RetryResult] {
         try await pool.transaction { connection in
             var results: [Int64: RetryResult] = [:]
-            for id in ids {
+            for id in ids where results[id] == nil {
                 // A pending job holding the same unique key wins; the dead letter then stays where it is.
                 let rows = try connection.query("""
                     WITH dead AS (

@@ -313,6 +313,20 @@ struct PostgresConnectionTests {
         #expect(error?.message.contains("cannot connect") == true, "message: \(error?.message ?? "none")")
     }
 
+    @Test("a URL libpq cannot parse fails as a configuration error whose description never holds the password", arguments: [
+        "postgresql://u:topsecret@[::1/db", "postgresql://u:top%zzsecret@localhost/db",
+        "postgresql://u@localhost/db?password=topsecret%zz", "host=localhost password=topsecret bogus=1",
+    ])
+    func connectWithMalformedURL(_ url: String) async {
+        let error = await #expect(throws: PostgresError.self) {
+            try await PostgresConnection.connect(url: url)
+        }
+        #expect(error?.code == .invalidConnectionString)
+        #expect(error?.isTransient == false)
+        let description = error.map(String.init(describing:)) ?? ""
+        #expect(!description.contains("topsecret") && !description.contains("top%zzsecret"), "description: \(description)")
+    }
+
     @Test("after its backend is terminated the next query fails with .connectionLost and isBroken is set")
     func terminatedBackend() async throws {
         try await TestDatabase.with(poolSize: 1) { db in

@@ -21,7 +21,7 @@ struct PostgresErrorTests {
 
     @Test("isTransient holds for failures worth retrying", arguments: [
         (PostgresError.Code.serializationFailure, true), (.connectionLost, true), (.poolTimeout, true), (.staleStatement, true),
-        (.uniqueViolation, false), (.decoding, false), (.other, false),
+        (.uniqueViolation, false), (.decoding, false), (.invalidConnectionString, false), (.other, false),
     ])
     func isTransient(_ code: PostgresError.Code, _ transient: Bool) {
         #expect(PostgresError(code, message: "test").isTransient == transient)

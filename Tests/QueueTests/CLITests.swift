@@ -22,6 +22,11 @@ import Testing
         (["enqueue", "test.record", "--payload", "PAYLOAD", "--run-at", "tomorrow"], "--run-at must be an ISO 8601 time"),
         (["work", "--concurrency", "0"], "concurrency must be an integer in 1...10000"),
         (["work", "--lease-duration", "forever"], "lease duration must be a duration"),
+        (["work", "--lease-duration", "nan"], "lease duration must be a duration"),
+        // Far past Int64 milliseconds: refused by range, never converted (which traps).
+        (["work", "--lease-duration", "1e17s"], "lease duration must be between 0.1 seconds and 86400.0 seconds"),
+        (["work", "--poll-interval", "1e308d"], "poll interval must be between"),
+        (["serve", "--grace-period", "1e300"], "grace period must be between 0.0 seconds and 600.0 seconds, got \"1e300\""),
         (["work", "--bogus"], "unknown option --bogus"),
         (["dead-letters", "retry"], "retry needs IDs or --all"),
         (["dead-letters", "retry", "--all", "7"], "retry needs IDs or --all"),
@@ -30,6 +35,15 @@ import Testing
         (["bench", "queue"], "--jobs N is required"),
         (["accounts", "add", "--host", "bad host!"], "--host must be a host name"),
         (["accounts", "add"], "--host is required"),
+        (["accounts", "add", "--host", ".."], "--host must be a host name"),
+        (["accounts", "add", "--host", "-"], "--host must be a host name"),
+        (["accounts", "add", "--host", "billing-.example.com"], "--host must be a host name"),
+        (["accounts", "add", "--host", "billing.example.com."], "--host must be a host name"),
+        (["accounts", "add", "--host", String(repeating: "a", count: 64) + ".example.com"], "--host must be a host name"),
+        (["accounts", "add", "--host", "billing.example.com", "--name", "Tab\tName"], "--name must be at most 200 characters"),
+        // One Swift Character, 301 code points: PostgreSQL's length() counts the latter.
+        (["accounts", "add", "--host", "billing.example.com", "--name", "a" + String(repeating: "\u{301}", count: 300)],
+         "--name must be at most 200 characters (Unicode code points)"),
         (["verify", "apple", "--bundle-id", "b", "--environment", "Staging"], "--environment must be Production or Sandbox"),
     ])
     func badArgumentsExitTwoWithAReason(arguments: [String], message: String) async throws {
@@ -47,6 +61,7 @@ import Testing
         (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_LOG_LEVEL": "loud"], "STORESYNC_LOG_LEVEL must be one of"),
         (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_CONCURRENCY": "many"], "concurrency must be an integer"),
         (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_DB_POOL_SIZE": "0"], "STORESYNC_DB_POOL_SIZE must be"),
+        (["DATABASE_URL": "postgresql://x@127.0.0.1:1/x", "STORESYNC_GRACE_PERIOD": "1e300"], "grace period must be between"),
     ])
     func badConfigurationExitsTwoWithAReason(environment: [String: String], message: String) async throws {
         var env = environment
@@ -54,6 +69,17 @@ import Testing
         let result = try await ChildProcess.run("storesync", ["work"], environment: env)
         #expect(result.status == 2)
         #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
+    }
+
+    @Test(arguments: ["postgresql://u:topsecret@[::1/db", "postgresql://u:top%zzsecret@127.0.0.1:1/db"])
+    func aDatabaseURLLibpqCannotParseIsAConfigurationErrorThatHidesThePassword(url: String) async throws {
+        let result = try await ChildProcess.run("storesync", ["status"], environment: ["DATABASE_URL": url])
+        #expect(result.status == 2)
+        #expect(result.stderr.hasPrefix("storesync status: DATABASE_URL is not a valid connection string: "),
+                "stderr was: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "stderr was: \(result.stderr)")
+        #expect(!(result.stdout + result.stderr).contains("topsecret") && !result.stderr.contains("top%zzsecret"),
+                "stderr was: \(result.stderr)")
     }
 
     @Test func helpIsAvailableForEveryCommand() async throws {
@@ -103,6 +129,38 @@ import Testing
             let missing = try await ChildProcess.run("storesync", ["dead-letters", "discard", "424242"], environment: env)
             #expect(missing.status == 1)
             #expect(missing.stdout.contains("424242: no such dead letter"))
+        }
+    }
+
+    /// Dead-letters `count` jobs through the queue's own path and returns their ids.
+    private static func deadLetters(_ count: Int, in database: TestDatabase) async throws -> [Int64] {
+        let queue = JobQueue(pool: database.pool)
+        for _ in 0..<count { try await queue.enqueue(NewJob(kind: "test.record")) }
+        let connection = try await PostgresConnection.connect(url: database.url)
+        let leased = try await JobQueue.lease(owner: "w", limit: count, duration: .seconds(60), on: connection)
+        _ = try await JobQueue.finish(leased.map { Finish(job: $0, result: .deadLetter(reason: "gave up")) },
+                                      owner: "w", on: connection)
+        await connection.close()
+        return leased.map(\.id).sorted()
+    }
+
+    @Test func anIDGivenTwiceIsOneDeadLetterWithOneResult() async throws {
+        try await TestDatabase.with { database in
+            let env = ["DATABASE_URL": database.url]
+            let ids = try await Self.deadLetters(2, in: database).map(String.init)
+            let retry = try await ChildProcess.run("storesync", ["dead-letters", "retry", ids[0], ids[0]], environment: env)
+            #expect(retry.status == 0, "\(retry.stdout) \(retry.stderr)")
+            #expect(retry.stdout == "\(ids[0]): requeued\n")
+            let discard = try await ChildProcess.run("storesync", ["dead-letters", "discard", ids[1], ids[1], "424242", "--json"],
+                                                     environment: env)
+            #expect(discard.status == 1)
+            #expect(discard.stdout == #"[{"id":\#(ids[1]),"result":"discarded"},{"id":424242,"result":"not_found"}]"# + "\n")
+            let again = try await ChildProcess.run("storesync", ["dead-letters", "retry", ids[0], "--json"], environment: env)
+            #expect(again.status == 1)
+            #expect(again.stdout == #"[{"id":\#(ids[0]),"result":"not_found"}]"# + "\n")
+            let none = try await ChildProcess.run("storesync", ["dead-letters", "retry", "--all", "--json"], environment: env)
+            #expect(none.status == 0)
+            #expect(none.stdout == "[]\n")
         }
     }
 

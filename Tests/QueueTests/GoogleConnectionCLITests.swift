@@ -89,4 +89,28 @@ import Testing
             #expect(!shown.stdout.contains("BEGIN"))
         }
     }
+
+    /// Every Play purchase names its base plan and matching is exact on it: a mapping without one would
+    /// never match, so it is refused.
+    @Test func aGoogleProductIsMappedOnlyWithItsBasePlan() async throws {
+        try await TestDatabase.with { database in
+            let env = ["DATABASE_URL": database.url]
+            _ = try await ChildProcess.run("storesync", ["accounts", "add", "--host", "billing.example.com"], environment: env)
+            let added = try await ChildProcess.run("storesync", Self.arguments(keyFile: try Self.keyFile.get()), environment: env)
+            #expect(added.status == 0, "\(added.stderr)")
+            let plan = try await ChildProcess.run("storesync", ["plans", "add", "--account", "1", "--plan", "pro", "--price", "monthly",
+                                                                "--amount", "9.99", "--currency", "USD", "--json"], environment: env)
+            #expect(plan.status == 0, "\(plan.stderr)")
+            let map = ["products", "map", "--connection", "1", "--product", "premium", "--plan-price", "1"]
+            let without = try await ChildProcess.run("storesync", map, environment: env)
+            #expect(without.status == 1)
+            #expect(without.stderr.contains("--base-plan is required: connection 1 is a Google Play connection"),
+                    "stderr was: \(without.stderr)")
+            let with = try await ChildProcess.run("storesync", map + ["--base-plan", "monthly", "--json"], environment: env)
+            #expect(with.status == 0, "\(with.stderr)")
+            #expect(with.stdout == #"{"connection_id":1,"product":"premium","base_plan":"monthly","plan_price_id":1}"# + "\n")
+            let stored = try await database.pool.query("SELECT store_product_id, base_plan_id FROM product_mappings")
+            #expect(try stored.map { [try $0.decode(0, as: String.self), try $0.decode(1, as: String.self)] } == [["premium", "monthly"]])
+        }
+    }
 }

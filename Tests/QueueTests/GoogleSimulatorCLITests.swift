@@ -87,13 +87,23 @@ import Testing
         await ingest.stop(grace: .seconds(1))
     }
 
+    @Test func anOversizedServiceAccountKeyFileIsRefusedWithoutReadingItWhole() async throws {
+        let path = temporaryPath("big.json")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 64 * 1024 + 1)))
+        let result = try await ChildProcess.run("storesync", ["simulator", "--google-package", "com.example.app",
+                                                              "--google-service-account-key", path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--google-service-account-key file \(path) is larger than 65536 bytes"),
+                "stderr was: \(result.stderr)")
+    }
+
     @Test("bad Google simulator arguments exit 2 with the reason", arguments: [
         (["simulator", "--google-package", "com.example.app"], "--google-service-account-key-out FILE"),
         (["simulator", "--google-push-url", "http://127.0.0.1:1/"], "--google-push-url needs --google-package"),
         (["simulator", "--google-package", "com.example.app", "--google-service-account-key-out", "/nonexistent/k.json",
           "--google-push-host", "h"], "--google-push-host needs --google-push-url"),
         (["simulator", "--google-package", "com.example.app", "--google-service-account-key", "/nonexistent/k.json"],
-         "not a readable service-account JSON key file"),
+         "cannot read --google-service-account-key file /nonexistent/k.json"),
         (["simulator", "--google-package", "com.example.app", "--google-service-account-key-out", "/tmp/k.json", "--notify",
           "http://127.0.0.1:1/"], "--notify is an App Store option"),
         (["simulator", "--google-package", "not a package", "--google-service-account-key-out", "/nonexistent/k.json"],

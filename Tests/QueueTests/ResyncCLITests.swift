@@ -22,6 +22,14 @@ import Testing
         #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
     }
 
+    @Test func workRefusesABadResyncEnvironmentEvenWhenAFlagOverridesTheOtherSetting() async throws {
+        let result = try await ChildProcess.run("storesync", ["work", "--resync-rate-share", "0.5"],
+                                                environment: ["DATABASE_URL": "postgresql://unused@127.0.0.1:1/x",
+                                                              "STORESYNC_RESYNC_HORIZON": "garbage"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("STORESYNC_RESYNC_HORIZON must be a duration"), "stderr was: \(result.stderr)")
+    }
+
     @Test func syncEnqueuesLiveLineagesAndStatusShowsTheDailyRun() async throws {
         try await TestDatabase.with { database in
             let env = ["DATABASE_URL": database.url]

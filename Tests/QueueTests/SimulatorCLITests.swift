@@ -79,6 +79,14 @@ import Testing
         await ingest.stop(grace: .seconds(1))
     }
 
+    @Test func anOversizedPublicKeyFileIsRefusedWithoutReadingItWhole() async throws {
+        let path = temporaryPath("big.pem")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 64 * 1024 + 1)))
+        let result = try await ChildProcess.run("storesync", ["simulator", "--api-public-key", path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--api-public-key file \(path) is larger than 65536 bytes"), "stderr was: \(result.stderr)")
+    }
+
     @Test("bad simulator arguments exit 2 with the reason", arguments: [
         (["simulator"], "--key-out FILE"),
         (["simulator", "--key-out", "/nonexistent/key.p8", "--environment", "Production"], "--app-apple-id is required"),

@@ -56,6 +56,14 @@ import Testing
         #expect(foreign.stdout.contains("VERIFICATION_FAILURE: certificate chain"))
     }
 
+    @Test func anOversizedRootFileIsRefusedWithoutReadingItWhole() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("storesync-verify-\(UUID().uuidString)").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 64 * 1024 + 1)))
+        let result = try await ChildProcess.run("storesync", appleArguments(root: path), stdin: Data())
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("root file \(path) is larger than 65536 bytes"), "stderr was: \(result.stderr)")
+    }
+
     private func pushToken(audience: String) throws -> String {
         let now = Int64(Date().timeIntervalSince1970)
         let claims = try JSONSerialization.data(withJSONObject: [

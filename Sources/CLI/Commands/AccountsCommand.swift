@@ -18,13 +18,10 @@ struct AccountsCommand: Command {
         switch arguments.positional() {
         case "add"?:
             guard let given = try arguments.option("--host") else { throw UsageError("--host is required") }
-            let name = try arguments.option("--name") ?? ""
+            let givenName = try arguments.option("--name") ?? ""
             try arguments.finish()
-            guard given.utf8.count <= 253, !given.isEmpty,
-                  given.lowercased().utf8.allSatisfy({ $0 == 0x2e || $0 == 0x2d || (0x30...0x39).contains($0) || (0x61...0x7a).contains($0) })
-            else { throw UsageError("--host must be a host name (letters, digits, dots, hyphens), got \(given.debugDescription)") }
-            guard name.count <= 200 else { throw UsageError("--name must be at most 200 characters") }
-            let host = given.lowercased()
+            let host = try Parse.host(given, "--host")
+            let name = try Parse.name(givenName, "--name", maxCharacters: 200)
             let id = try await environment.withPool { pool in
                 try await pool.query("""
                     INSERT INTO accounts (host, name) VALUES ($1, $2)

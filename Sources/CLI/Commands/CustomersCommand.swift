@@ -17,7 +17,7 @@ struct CustomersCommand: Command {
         case "add"?:
             guard let account = try arguments.option("--account") else { throw UsageError("--account is required") }
             let email = try arguments.option("--email")
-            let name = try arguments.option("--name") ?? ""
+            let givenName = try arguments.option("--name") ?? ""
             try arguments.finish()
             let reference = try Parse.account(account)
             if let email {
@@ -25,9 +25,7 @@ struct CustomersCommand: Command {
                     throw UsageError("--email must be an address like name@example.com of at most 320 bytes, got \(Parse.quoted(email))")
                 }
             }
-            guard name.count <= 200, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw UsageError("--name must be at most 200 characters without control characters")
-            }
+            let name = try Parse.name(givenName, "--name", maxCharacters: 200)
             let id = try await environment.withPool { pool in
                 let accountID = try await reference.resolve(on: pool)
                 return try await pool.transaction { db in

@@ -8,13 +8,15 @@ struct DeadLettersCommand: Command {
     static let usage = """
         usage: storesync dead-letters list [--kind K] [--limit N] [--json]
                storesync dead-letters show ID [--json]
-               storesync dead-letters retry ID… | --all [--kind K]
-               storesync dead-letters discard ID…
+               storesync dead-letters retry ID… | --all [--kind K] [--json]
+               storesync dead-letters discard ID… [--json]
 
         list     newest first (default limit 100)
         show     the payload, headers, raw body size and every attempt's error
         retry    put back on the queue under the same id, due now, with fresh attempts
         discard  delete for good
+
+        retry and discard report each ID once (an ID given twice is one ID) and exit 1 when any was not done.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -68,36 +70,65 @@ struct DeadLettersCommand: Command {
         case "retry":
             let all = arguments.flag("--all")
             let kind = try arguments.option("--kind")
-            let given = try arguments.remainingPositionals().map(Parse.jobID)
+            let given = distinct(try arguments.remainingPositionals().map(Parse.jobID))
             try arguments.finish()
             guard all != !given.isEmpty else { throw UsageError("retry needs IDs or --all (not both)") }
             guard all || kind == nil else { throw UsageError("--kind only goes with --all") }
             let ids = all ? try await deadLetters.ids(kind: kind) : given
             let results = try await deadLetters.retry(ids: ids)
-            var failed = false
-            for id in ids {
+            let outcomes = ids.map { id -> Outcome in
                 switch results[id] ?? .notFound {
-                case .requeued: Output.print("\(id): requeued")
-                case .notFound:
-                    failed = true
-                    Output.print("\(id): no such dead letter")
+                case .requeued: Outcome(id: id, done: true, result: "requeued", text: "requeued")
+                case .notFound: Outcome(id: id, done: false, result: "not_found", text: "no such dead letter")
                 case .duplicateUniqueKey(let key):
-                    failed = true
-                    Output.print("\(id): kept; a pending job already has unique key \(key)")
+                    Outcome(id: id, done: false, result: "kept", text: "kept; a pending job already has unique key \(key)",
+                            uniqueKey: key)
                 }
             }
-            if ids.isEmpty { Output.print("no dead letters to retry") }
-            return failed ? 1 : 0
+            if ids.isEmpty && !json { Output.print("no dead letters to retry") }
+            return report(outcomes, json: json)
         case "discard":
-            let ids = try arguments.remainingPositionals().map(Parse.jobID)
+            let ids = distinct(try arguments.remainingPositionals().map(Parse.jobID))
             try arguments.finish()
             guard !ids.isEmpty else { throw UsageError("discard needs at least one ID") }
             let gone = Set(try await deadLetters.discard(ids: ids))
-            for id in ids { Output.print(gone.contains(id) ? "\(id): discarded" : "\(id): no such dead letter") }
-            return gone.count == ids.count ? 0 : 1
+            return report(ids.map { id in
+                gone.contains(id) ? Outcome(id: id, done: true, result: "discarded", text: "discarded")
+                                  : Outcome(id: id, done: false, result: "not_found", text: "no such dead letter")
+            }, json: json)
         default:
             throw UsageError("unknown action \(action.debugDescription); say list, show, retry or discard")
         }
+    }
+
+    /// What retry or discard did with one ID.
+    private struct Outcome {
+        let id: Int64
+        let done: Bool
+        /// The word scripts match on (`--json`).
+        let result: String
+        /// The line people read.
+        let text: String
+        var uniqueKey: String?
+    }
+
+    /// Prints one line (or one JSON object) per ID; exit status 1 when any was not done.
+    private static func report(_ outcomes: [Outcome], json: Bool) -> Int32 {
+        if json {
+            Output.print(Output.Value.array(outcomes.map { outcome in
+                .object([("id", .int(Int(outcome.id))), ("result", .string(outcome.result))]
+                        + (outcome.uniqueKey.map { [("unique_key", .string($0))] } ?? []))
+            }).text)
+        } else {
+            for outcome in outcomes { Output.print("\(outcome.id): \(outcome.text)") }
+        }
+        return outcomes.allSatisfy(\.done) ? 0 : 1
+    }
+
+    /// The IDs in the order given, each once: an ID named twice is still one dead letter, with one result.
+    private static func distinct(_ ids: [Int64]) -> [Int64] {
+        var seen = Set<Int64>()
+        return ids.filter { seen.insert($0).inserted }
     }
 
     private static func entryJSON(_ entry: DeadLetters.Entry) -> Output.Value {

@@ -14,7 +14,8 @@ struct PlansCommand: Command {
         `storesync products map --plan-price` takes.
 
           --amount     exact decimal in the currency's units: 9.99 USD, 1200 JPY, 1.234 KWD (never rounded)
-          --period     ISO 8601 billing period: P1W, P1M, P3M, P1Y… (default P1M)
+          --period     ISO 8601 billing period of one unit (D, W, M or Y) counted 1…999: P7D, P1W, P1M, P3M,
+                       P1Y… (default P1M)
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -33,8 +34,10 @@ struct PlansCommand: Command {
             let planCode = try Parse.code(plan, "--plan")
             let priceCode = try Parse.code(price, "--price")
             let money = try Parse.amount(amount, currency: try Parse.currency(currency))
-            guard period.range(of: "^P([0-9]{1,3}[YMWD]){1,3}$", options: .regularExpression) != nil, period.count <= 11 else {
-                throw UsageError("--period must be an ISO 8601 period like P1W, P1M or P1Y, got \(Parse.quoted(period))")
+            // One unit with a count of 1…999: P0M bills never, and P1M1M is no period anyone means.
+            guard period.range(of: "^P[1-9][0-9]{0,2}[DWMY]$", options: .regularExpression) != nil else {
+                throw UsageError("--period must be an ISO 8601 period of one unit with a count of 1…999, like P7D, P1W, P1M, "
+                                 + "P3M or P1Y, got \(Parse.quoted(period))")
             }
             guard entitlements.count <= 100 else { throw UsageError("at most 100 --entitlement keys") }
             let keys = try entitlements.map { try Parse.code($0, "--entitlement") }

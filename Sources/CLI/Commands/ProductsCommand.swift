@@ -7,12 +7,14 @@ struct ProductsCommand: Command {
     static let name = "products"
     static let summary = "map store products to plan prices, list a connection's mappings"
     static let usage = """
-        usage: storesync products map --connection C --product P [--base-plan B] --plan-price X
+        usage: storesync products map --connection C --product P [--base-plan B] --plan-price X [--json]
                storesync products list --connection C [--json]
 
         Purchases of store product P (and, on Google Play, base plan B) through connection C mirror into plan
-        price X, which must belong to the connection's account. Mapping a product again replaces its plan
-        price. A notification for an unmapped product is dead-lettered; map it, then replay the dead letter.
+        price X, which must belong to the connection's account. --base-plan is required on a Google Play
+        connection (every Play purchase names its base plan) and refused on an App Store one. Mapping a product
+        again replaces its plan price. A notification for an unmapped product is dead-lettered; map it, then
+        replay the dead letter.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -33,16 +35,24 @@ struct ProductsCommand: Command {
                     guard let found = try StoreConnections.get(id: connectionID, on: db) else {
                         throw SetupError(.notFound, "no connection \(connectionID)")
                     }
-                    // Apple has no base plans: a mapping with one would never match a purchase.
+                    // Matching is exact on the base plan: Apple has none, and every Google Play purchase names one,
+                    // so a mapping that differs would never match a purchase.
                     if basePlanID != nil, found.store == .apple {
                         throw SetupError(.mismatch, "--base-plan is for Google Play; connection \(connectionID) is an App Store connection")
+                    }
+                    if basePlanID == nil, found.store == .google {
+                        throw SetupError(.mismatch, "--base-plan is required: connection \(connectionID) is a Google Play connection, "
+                                         + "and every Play purchase names its base plan")
                     }
                     try Catalog.mapProduct(connectionID: connectionID, productID: productID, basePlanID: basePlanID,
                                            planPriceID: planPriceID, on: db)
                 }
             }
             let base = basePlanID.map { " base plan \($0)" } ?? ""
-            Output.print("product \(productID)\(base) on connection \(connectionID) maps to plan price \(planPriceID)")
+            Output.print(json ? Output.Value.object([
+                ("connection_id", .int(Int(connectionID))), ("product", .string(productID)),
+                ("base_plan", basePlanID.map { .string($0) } ?? .null), ("plan_price_id", .int(Int(planPriceID))),
+            ]).text : "product \(productID)\(base) on connection \(connectionID) maps to plan price \(planPriceID)")
             return 0
         case "list"?:
             guard let connection = try arguments.option("--connection") else { throw UsageError("--connection is required") }

@@ -223,10 +223,7 @@ struct SimulatorCommand: Command {
     }
 
     private static func readPublicKey(_ path: String) throws -> PublicKey {
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 64 * 1024 else {
-            throw UsageError("cannot read --api-public-key \(path)")
-        }
-        let pem = String(decoding: data, as: UTF8.self)
+        let pem = String(decoding: try Parse.file(path, "--api-public-key", limit: 64 * 1024), as: UTF8.self)
         if let key = try? PublicKey(pem: pem) { return key }
         guard let key = try? PrivateKey(pem: pem) else {
             throw UsageError("--api-public-key \(path) holds no PEM public key or private key")

@@ -121,8 +121,8 @@ struct SimulatorGoogleOptions {
             let private_key: String
             let private_key_id: String?
         }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 64 * 1024,
-              let file = try? JSONDecoder().decode(KeyFile.self, from: data) else {
+        let data = try Parse.file(path, "--google-service-account-key", limit: ConnectionsCommand.maxServiceAccountKeyBytes)
+        guard let file = try? JSONDecoder().decode(KeyFile.self, from: data) else {
             throw UsageError("--google-service-account-key \(path) is not a readable service-account JSON key file")
         }
         guard let key = try? PrivateKey(pem: file.private_key) else {

@@ -63,7 +63,7 @@ struct VerifyCommand: Command {
         try arguments.finish()
 
         let roots = try rootFiles.isEmpty ? [AppleRoots.rootCAG3] : rootFiles.flatMap { path -> [Certificate] in
-            guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read root file \(path)") }
+            let data = try Parse.file(path, "root", limit: ConnectionsCommand.maxRootsBytes)
             do {
                 return try Certificate.load(data)
             } catch {

@@ -78,10 +78,10 @@ struct WorkCommand: Command {
         if let share = try arguments.option("--store-rate-share") ?? environment.string("STORESYNC_STORE_RATE_SHARE") {
             sync.rateLimitShare = try Parse.fraction(share, "--store-rate-share")
         }
+        // The environment is read (and a bad value refused) even when a flag overrides one of its settings.
+        sync.resync = try resyncSettings(environment)
         if let share = try arguments.option("--resync-rate-share") {
             sync.resync.rateShare = try Parse.fraction(share, "--resync-rate-share")
-        } else {
-            sync.resync = try resyncSettings(environment)
         }
         if let horizon = try arguments.option("--resync-horizon") {
             sync.resync.horizon = try Parse.duration(horizon, "--resync-horizon", range: .seconds(0)...(.seconds(400 * 86_400)))

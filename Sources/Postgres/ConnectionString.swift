@@ -1,0 +1,71 @@
+import CPostgres
+import Foundation
+
+/// A libpq connection string — a `postgresql://` URI or `key=value` pairs — read the way libpq reads it, so a
+/// malformed one is a configuration error found before anything starts, and its password never reaches a
+/// message: libpq quotes the whole string back in its parse errors.
+public enum ConnectionString {
+    private static let redacted = "[redacted]"
+
+    /// Refuses a string libpq cannot parse, with libpq's reason minus the credentials, as
+    /// `PostgresError.invalidConnectionString` — not a lost connection, since connecting again cannot help.
+    /// Parses only: no defaults, no service file, no network, so it never blocks.
+    public static func validate(_ text: String) throws {
+        // Neither a URI nor key=value: libpq takes the whole value as a database name.
+        guard text.hasPrefix("postgresql://") || text.hasPrefix("postgres://") || text.contains("=") else { return }
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(text, &error) else {
+            let reason = error.map { String(cString: $0).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "out of memory"
+            if let error { PQfreemem(error) }
+            throw PostgresError(.invalidConnectionString, message: redact(reason, secretsOf: text))
+        }
+        PQconninfoFree(options)
+    }
+
+    /// `message` with the credentials of `connectionString` replaced by `[redacted]`: its password wherever it
+    /// appears (libpq may quote just the bad part, e.g. an invalid percent-encoding in it), and any URI
+    /// `user:password@` or `password=…` in the text.
+    public static func redact(_ message: String, secretsOf connectionString: String) -> String {
+        var text = message
+        for secret in passwords(in: connectionString) {
+            for form in [secret, secret.removingPercentEncoding].compactMap({ $0 }) where !form.isEmpty {
+                text = text.replacingOccurrences(of: form, with: redacted)
+            }
+        }
+        text = text.replacingOccurrences(of: #"(://[^:/@\s"]*):[^\s"]*@"#, with: "$1:\(redacted)@",
+                                         options: .regularExpression)
+        return text.replacingOccurrences(of: #"(password\s*=\s*)('([^'\\]|\\.)*'?|[^\s&"']+)"#, with: "$1\(redacted)",
+                                         options: [.regularExpression, .caseInsensitive])
+    }
+
+    /// The passwords `connectionString` holds, as written: the URI's, between the first `:` of the user info and
+    /// its last `@` (libpq would stop at a `/`, but a password with one is still the password), and the value
+    /// of every `password=` (a URI query parameter or a key=value pair, quoted or not).
+    private static func passwords(in connectionString: String) -> [String] {
+        var found: [String] = []
+        if let scheme = connectionString.range(of: "://") {
+            let authority = connectionString[scheme.upperBound...].prefix { $0 != "?" }
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                found.append(String(authority[authority.index(after: colon)..<at]))
+            }
+        }
+        var rest = connectionString[...]
+        while let key = rest.range(of: #"password\s*=\s*"#, options: [.regularExpression, .caseInsensitive]) {
+            rest = rest[key.upperBound...]
+            let value: Substring
+            if rest.first == "'" {
+                var escaped = false
+                let body = rest.dropFirst().prefix { character in
+                    defer { escaped = !escaped && character == "\\" }
+                    return escaped || character != "'"
+                }
+                value = body
+            } else {
+                value = rest.prefix { !$0.isWhitespace && $0 != "&" }
+            }
+            found.append(String(value))
+            rest = rest[value.endIndex...]
+        }
+        return found
+    }
+}
