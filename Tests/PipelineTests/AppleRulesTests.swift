@@ -165,29 +165,15 @@ import Testing
         }
     }
 
-    /// Only the purchaser's own transaction takes consumption data (Apple: FamilyTransactionNotSupported).
-    @Test func aFamilySharedTransactionsConsumptionRequestIsSkipped() async throws {
-        try await withRecordedUsage(preference: "DECLINE", familyShared: true) { pipeline, buy in
-            let request = try await pipeline.simulator.requestConsumption(buy.originalTransactionId,
-                                                                          reason: .unintendedPurchase)
-            try await pipeline.settle()
-            #expect(try await pipeline.receiptOutcome(try #require(request.notification).notificationUUID)
-                == "skipped: Apple takes no consumption data for a FAMILY_SHARED transaction")
-            #expect(pipeline.simulator.consumptionRequests.isEmpty)
-            #expect(try await pipeline.deadLetterReasons().isEmpty)
-        }
-    }
-
     /// A connection that answers consumption requests and a subscriber whose usage the backend recorded.
     private func withRecordedUsage(consented: Bool = true, percentage: Int? = nil, preference: String,
-                                   familyShared: Bool = false,
                                    _ body: (Pipeline, ScenarioResult) async throws -> Void) async throws {
         var options = Pipeline.Options()
         options.answerConsumptionRequests = true
         try await Pipeline.with(options) { pipeline in
             let customer = try await pipeline.customer()
             let buy = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                             appAccountToken: customer.token, familyShared: familyShared)
+                                                             appAccountToken: customer.token)
             try await pipeline.database.pool.query("""
                 INSERT INTO consumption_usage (store_transaction_id, customer_consented, delivery_status,
                                                sample_content_provided, consumption_percentage, refund_preference)

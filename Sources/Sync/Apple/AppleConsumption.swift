@@ -27,11 +27,6 @@ struct AppleConsumptionScheduler: Sendable {
         guard let transactionID = transaction.transactionId else {
             throw JobFailure.permanent("CONSUMPTION_REQUEST names no transactionId")
         }
-        if let ownership = transaction.inAppOwnershipType, ownership != "PURCHASED" {
-            // Apple answers FamilyTransactionNotSupported / InvalidAssignedTransactionNotSupported: only the
-            // purchaser's own transaction takes consumption data.
-            return receipt.complete("skipped: Apple takes no consumption data for a \(ownership) transaction")
-        }
         let deadline = (notification.signedDate ?? Date()).addingTimeInterval(Self.window)
         let task = AppleConsumptionTask(connectionID: connection.id, transactionID: transactionID,
                                         deadlineMilliseconds: Int64(deadline.timeIntervalSince1970 * 1000),
