@@ -75,7 +75,7 @@ public final class AppStoreSimulator: Sendable {
     /// The simulated time: what signed payloads carry as `signedDate` and what scenarios happen at.
     public var now: Date { core.state.withLock { $0.now } }
 
-    /// Moves the simulated clock forward; it never moves back.
+    /// Moves the simulated clock forward by at most 100 years, and not past 2200-01-01; it never moves back.
     public func advanceClock(by duration: Duration) throws {
         try core.state.withLock { try $0.advanceClock(by: duration) }
     }

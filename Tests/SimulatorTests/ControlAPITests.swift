@@ -51,6 +51,30 @@ import Testing
         await harness.close()
     }
 
+    @Test func theClockMovesOnlyWithinItsWindow() async throws {
+        let harness = try Harness(notify: false)
+        let century = Int64(100 * 365) * 86_400_000
+        for body in [#"{"advanceMilliseconds":9223372036854775807}"#, "{\"advanceMilliseconds\":\(century + 1)}",
+                     #"{"to":9223372036854775807}"#, #"{"to":-9223372036854775808}"#,
+                     "{\"to\":\(milliseconds(utc(2200)) + 1)}", "{\"to\":\(milliseconds(utc(1999, 12, 31)))}",
+                     "{\"advanceMilliseconds\":1,\"to\":\(Int64.max)}"] {
+            let response = try await harness.control("POST", "/simulator/clock", body)
+            #expect(response.status == 400, "\(body)")
+            #expect(try jsonObject(response)["error"] is String, "\(body)")
+        }
+        #expect(harness.simulator.now == Fixture.start)
+
+        let stepped = try jsonObject(try await harness.control("POST", "/simulator/clock", "{\"advanceMilliseconds\":\(century)}"))
+        #expect((stepped["now"] as? NSNumber)?.int64Value == milliseconds(Fixture.start) + century)
+        let end = milliseconds(utc(2200))
+        #expect(try await harness.control("POST", "/simulator/clock", "{\"to\":\(end)}").status == 200)
+        #expect(try await harness.control("POST", "/simulator/clock", #"{"to":946684800000}"#).status == 200)
+        #expect(harness.simulator.now == utc(2200))
+        #expect(try await harness.control("POST", "/simulator/clock", #"{"advanceMilliseconds":1}"#).status == 400)
+        #expect(harness.simulator.now == utc(2200))
+        await harness.close()
+    }
+
     @Test func clockFaultsCountersAndConsumptionAreReachable() async throws {
         let harness = try Harness(notify: false)
         let id = try await harness.subscribe()

@@ -7,7 +7,8 @@ import StoreModel
 ///
 /// - `POST /simulator/scenario/{action}` with a `ScenarioRequest` → the `ScenarioResult`
 /// - `POST /simulator/notifications/resend` `{"times": N}` → the delivery records
-/// - `GET /simulator/clock`, `POST /simulator/clock` `{"advanceMilliseconds": N}` or `{"to": MS}` → `{"now": MS}`
+/// - `GET /simulator/clock`, `POST /simulator/clock` `{"advanceMilliseconds": N}` (at most 100 years) or `{"to": MS}`
+///   (2000…2200; an earlier time than now leaves the clock) → `{"now": MS}`; the clock never passes 2200
 /// - `GET /simulator/faults`, `POST /simulator/faults` with any `FaultSettings` fields → the settings
 /// - `GET /simulator/requests` → requests per endpoint
 /// - `GET /simulator/consumption` → the consumption information received
@@ -38,9 +39,10 @@ extension SimulatorCore {
                     let to: Int64?
                 }
                 let body = try Self.decode(Body.self, request.body)
+                let target = try body.to.map(StoreState.clockTarget)
                 try self.state.withLock { state in
                     if let step = body.advanceMilliseconds { try state.advanceClock(by: .milliseconds(step)) }
-                    if let target = body.to { state.advanceClock(to: Date(milliseconds: target)) }
+                    if let target { state.advanceClock(to: target) }
                 }
                 return self.clock()
             }
