@@ -89,7 +89,9 @@ extension AppStoreSimulator {
     }
 
     /// `REFUND` of `transactionId` (default: the current period's): full, or prorated with `percentage` in
-    /// milliunits (1…99999). `revocationReason` is 0 (other) or 1 (an issue with the app).
+    /// milliunits (1…99999). `revocationReason` is 0 (other) or 1 (an issue with the app). A family-shared
+    /// transaction is refused (as by `declineRefund` and `requestConsumption`): only the purchaser can ask for a
+    /// refund; when the purchaser is refunded, the family member loses access by `revokeFamilySharing`.
     @discardableResult
     public func refund(_ originalTransactionId: String, transactionId: String? = nil, percentage: Int? = nil,
                        revocationReason: Int = 0, silent: Bool = false) async throws -> ScenarioResult {

@@ -51,6 +51,20 @@ import Testing
         await harness.close()
     }
 
+    @Test("a family member's purchase cannot be refunded: the control API answers 409 and says what Apple does instead",
+          arguments: ["refund", "decline-refund", "consumption-request"])
+    func familySharedRefundsAreConflicts(_ action: String) async throws {
+        let harness = try Harness()
+        let id = try await harness.subscribe(familyShared: true)
+        let response = try await harness.control("POST", "/simulator/scenario/\(action)",
+                                                 #"{"originalTransactionId":"\#(id)","consumptionRequestReason":"OTHER"}"#)
+        #expect(response.status == 409)
+        #expect((try jsonObject(response)["error"] as? String)?.contains("revoke-family-sharing") == true)
+        #expect(harness.ingest.received.current.isEmpty)
+        #expect(harness.simulator.subscription(id)?.status == .active)
+        await harness.close()
+    }
+
     @Test func theClockMovesOnlyWithinItsWindow() async throws {
         let harness = try Harness(notify: false)
         let century = Int64(100 * 365) * 86_400_000

@@ -189,6 +189,23 @@ import Testing
         await harness.close()
     }
 
+    @Test("a family member cannot ask for a refund: refunds, declines and consumption requests are refused", arguments: [
+        Step.refund, .refundProrated, .declineRefund, .consumptionRequest,
+    ])
+    func familySharedRefundsAreRefused(_ step: Step) async throws {
+        let harness = try Harness(notify: false)
+        let id = try await harness.subscribe(familyShared: true)
+        let subscription = harness.simulator.subscription(id)
+        let transaction = harness.simulator.transaction(id)
+
+        let error = await #expect(throws: SimulatorError.self) { _ = try await step.run(harness.simulator, id) }
+        #expect(error?.code == .invalidState)
+        #expect(error?.message.contains("revoke-family-sharing") == true)
+        #expect(harness.simulator.subscription(id) == subscription)
+        #expect(harness.simulator.transaction(id) == transaction)
+        await harness.close()
+    }
+
     typealias Command = @Sendable (AppStoreSimulator) async throws -> Void
 
     @Test("arguments out of range are refused", arguments: [

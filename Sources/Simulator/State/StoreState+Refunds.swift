@@ -8,6 +8,7 @@ extension StoreState {
                          reason: Int) throws -> ScenarioEvent {
         var subscription = try subscription(originalTransactionId)
         var transaction = try transaction(transactionId, of: subscription)
+        try Self.checkRefundable(transaction, "refund")
         guard transaction.revocation == nil else {
             throw SimulatorError(.invalidState, "transaction \(transaction.transactionId) is already revoked")
         }
@@ -33,6 +34,7 @@ extension StoreState {
     mutating func declineRefund(_ originalTransactionId: String, transactionId: String?) throws -> ScenarioEvent {
         let subscription = try subscription(originalTransactionId)
         let transaction = try transaction(transactionId, of: subscription)
+        try Self.checkRefundable(transaction, "declined refund")
         return event("REFUND_DECLINED", nil, subscription, transaction: transaction)
     }
 
@@ -67,6 +69,7 @@ extension StoreState {
                                      reason: ConsumptionRequestReason) throws -> ScenarioEvent {
         let subscription = try subscription(originalTransactionId)
         let transaction = try transaction(transactionId, of: subscription)
+        try Self.checkRefundable(transaction, "consumption request")
         return event("CONSUMPTION_REQUEST", nil, subscription, transaction: transaction, consumptionRequestReason: reason)
     }
 
@@ -87,6 +90,16 @@ extension StoreState {
         store(subscription)
         return event("REVOKE", nil, subscription, transaction: transaction)
     }
+
+    /// Only the purchaser can ask for a refund; a family member's access ends with the purchaser's refund, as
+    /// `REVOKE` (`FAMILY_REVOKE`), so a refund story about a family-shared transaction would be one Apple never tells.
+    private static func checkRefundable(_ transaction: SimulatedTransaction, _ what: String) throws {
+        guard transaction.inAppOwnershipType != .familyShared else {
+            throw SimulatorError(.invalidState, "no \(what) for family-shared transaction \(transaction.transactionId): a family "
+                                 + "member cannot ask for a refund; when the purchaser is refunded, use revoke-family-sharing")
+        }
+    }
+
 }
 
 extension SimulatedTransaction.Revocation {
