@@ -108,7 +108,8 @@ extension AppStoreSimulator {
         try await core.run(silent: silent) { try $0.declineRefund(originalTransactionId, transactionId: transactionId) }
     }
 
-    /// `REFUND_REVERSED` of `transactionId` (default: the latest refunded one).
+    /// `REFUND_REVERSED` of `transactionId` (default: the latest refunded one): the status the refund interrupted
+    /// returns (active, billing grace period, billing retry), unless the clock has passed its end meanwhile.
     @discardableResult
     public func reverseRefund(_ originalTransactionId: String, transactionId: String? = nil, silent: Bool = false)
         async throws -> ScenarioResult

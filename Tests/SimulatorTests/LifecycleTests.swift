@@ -189,6 +189,27 @@ import Testing
         await harness.close()
     }
 
+    @Test("reversing a refund in billing retry returns to it, with the grace period while it lasts", arguments: [
+        (true, 0, SubscriptionStatus.gracePeriod), (true, 17, .billingRetry), (false, 0, .billingRetry), (false, 17, .billingRetry),
+    ])
+    func reversingARefundInBillingRetryRestoresItsStatus(grace: Bool, daysLater: Int, expected: SubscriptionStatus) async throws {
+        let harness = try Harness(notify: false)
+        let id = try await harness.subscribe()
+        try await harness.simulator.failToRenew(id, grace: grace, silent: true)
+        try await harness.simulator.refund(id, silent: true)
+        try harness.simulator.advanceClock(by: .seconds(daysLater * 86_400))  // 17 days: past the 16-day grace period
+        let reversed = try await harness.simulator.reverseRefund(id)
+
+        let notification = try harness.verifier.verifyNotification(#require(reversed.notification?.signedPayload))
+        #expect(notification.data?.status == expected.rawValue)
+        let subscription = try #require(harness.simulator.subscription(id))
+        #expect(subscription.status == expected)
+        #expect(subscription.renewalInfo.autoRenewStatus && subscription.renewalInfo.isInBillingRetryPeriod)
+        try await harness.simulator.recover(id, silent: true)
+        #expect(harness.simulator.subscription(id)?.status == .active)
+        await harness.close()
+    }
+
     @Test("a family member cannot ask for a refund: refunds, declines and consumption requests are refused", arguments: [
         Step.refund, .refundProrated, .declineRefund, .consumptionRequest,
     ])

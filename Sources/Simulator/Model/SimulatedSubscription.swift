@@ -27,8 +27,15 @@ public struct SimulatedSubscription: Sendable, Equatable {
     public internal(set) var renewalInfo: SimulatedRenewalInfo
     /// In purchase order; the last one is the current period.
     public internal(set) var transactionIds: [String]
-    /// The auto-renew setting a refund of the current period switched off, restored if the refund is reversed.
-    var autoRenewBeforeRevocation: Bool?
+    /// What a refund of the current period replaced, restored if the refund is reversed.
+    var beforeRevocation: Unrevoked?
 
     public var latestTransactionId: String { transactionIds[transactionIds.count - 1] }
+
+    /// The status and auto-renew setting a refund revokes: a reversal returns to them (a subscription refunded
+    /// in billing retry goes back to billing retry, not to a status guessed from its expired period).
+    struct Unrevoked: Sendable, Equatable {
+        let status: SubscriptionStatus
+        let autoRenewStatus: Bool
+    }
 }

@@ -60,7 +60,7 @@ extension StoreState {
         subscription.renewalInfo.autoRenewStatus = true
         subscription.renewalInfo.autoRenewProductId = product
         subscription.renewalInfo.renewalPrice = charge
-        subscription.autoRenewBeforeRevocation = nil
+        subscription.beforeRevocation = nil
         subscription.status = .active
         store(subscription)
         return event("SUBSCRIBED", "RESUBSCRIBE", subscription, transaction: transaction)

@@ -22,7 +22,8 @@ extension StoreState {
                                        percentage: percentage, reason: reason)
         store(transaction)
         if transaction.transactionId == subscription.latestTransactionId {
-            subscription.autoRenewBeforeRevocation = subscription.renewalInfo.autoRenewStatus
+            subscription.beforeRevocation = .init(status: subscription.status,
+                                                  autoRenewStatus: subscription.renewalInfo.autoRenewStatus)
             subscription.renewalInfo.autoRenewStatus = false
             subscription.status = .revoked
             store(subscription)
@@ -39,7 +40,8 @@ extension StoreState {
     }
 
     /// `REFUND_REVERSED`: a refund (default: the latest refunded transaction) is undone. If it was the current
-    /// period, access returns until its unchanged expiry and auto-renew goes back to what it was.
+    /// period, the status and auto-renew setting go back to what they were before the refund, as far as the
+    /// clock allows: access returns until the period's unchanged expiry, a grace period until its end.
     mutating func reverseRefund(_ originalTransactionId: String, transactionId: String?) throws -> ScenarioEvent {
         var subscription = try subscription(originalTransactionId)
         let refunded = subscription.transactionIds.last { id in
@@ -54,10 +56,10 @@ extension StoreState {
         }
         transaction.revocation = nil
         store(transaction)
-        if id == subscription.latestTransactionId, subscription.status == .revoked {
-            subscription.status = transaction.expiresDate > now ? .active : .expired
-            subscription.renewalInfo.autoRenewStatus = subscription.autoRenewBeforeRevocation ?? false
-            subscription.autoRenewBeforeRevocation = nil
+        if id == subscription.latestTransactionId, subscription.status == .revoked, let saved = subscription.beforeRevocation {
+            subscription.status = status(restoring: saved.status, of: subscription, period: transaction)
+            subscription.renewalInfo.autoRenewStatus = saved.autoRenewStatus
+            subscription.beforeRevocation = nil
             store(subscription)
         }
         return event("REFUND_REVERSED", nil, subscription, transaction: transaction)
@@ -100,6 +102,20 @@ extension StoreState {
         }
     }
 
+    /// The status a reversed refund returns to: the one the refund interrupted while the clock allows it. A
+    /// period that has ended meanwhile leaves the subscription expired (it was not renewed while revoked); a
+    /// grace period that has ended leaves it in billing retry, which in the simulator ends only by a command.
+    private func status(restoring saved: SubscriptionStatus, of subscription: SimulatedSubscription,
+                        period: SimulatedTransaction) -> SubscriptionStatus {
+        switch saved {
+        case .active:
+            period.expiresDate > now ? .active : .expired
+        case .gracePeriod:
+            subscription.renewalInfo.gracePeriodExpiresDate.map { $0 > now } == true ? .gracePeriod : .billingRetry
+        case .expired, .billingRetry, .revoked:
+            saved
+        }
+    }
 }
 
 extension SimulatedTransaction.Revocation {
