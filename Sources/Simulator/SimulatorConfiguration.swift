@@ -30,6 +30,9 @@ public struct SimulatedApp: Sendable {
     public var subscriptionGroupIdentifier = "21000001"
     /// The length of a paid period. A fixed length (not calendar months) keeps scenarios exact.
     public var renewalPeriod: Duration = .seconds(30 * 86_400)
+    /// Paid periods of products that do not run for `renewalPeriod` (a yearly product beside monthly ones), by
+    /// product id: a purchase, renewal, upgrade or downgrade to the product runs for its own period.
+    public var productPeriods: [String: Duration] = [:]
     public var freeTrialPeriod: Duration = .seconds(7 * 86_400)
     /// How long access continues after a failed renewal when a scenario asks for a grace period.
     public var gracePeriod: Duration = .seconds(16 * 86_400)
@@ -42,6 +45,10 @@ public struct SimulatedApp: Sendable {
         self.appAppleID = appAppleID
         self.environment = environment
         self.apiKey = apiKey
+    }
+
+    func renewalPeriod(of productId: String) -> Duration {
+        productPeriods[productId] ?? renewalPeriod
     }
 }
 
@@ -105,9 +112,15 @@ public struct SimulatorConfiguration: Sendable {
             guard app.apiKey.publicKey.kind == .ecP256 else {
                 throw SimulatorError(.invalidConfiguration, "an App Store Connect API key is EC P-256")
             }
-            for (name, period) in [("renewal", app.renewalPeriod), ("free trial", app.freeTrialPeriod),
-                                   ("grace", app.gracePeriod)] where period.wholeMilliseconds < 1 {
-                throw SimulatorError(.invalidConfiguration, "the \(name) period must be at least 1 ms")
+            for (product, _) in app.productPeriods where product.isEmpty || product.utf8.count > 255 {
+                throw SimulatorError(.invalidConfiguration,
+                                     "a product id must have 1 to 255 characters, got \(product.debugDescription)")
+            }
+            let periods = [("the renewal period", app.renewalPeriod), ("the free trial period", app.freeTrialPeriod),
+                           ("the grace period", app.gracePeriod)]
+                + app.productPeriods.sorted { $0.key < $1.key }.map { ("the period of \($0.key)", $0.value) }
+            for (name, period) in periods where !(Duration.milliseconds(1)...StoreState.longestSpan).contains(period) {
+                throw SimulatorError(.invalidConfiguration, "\(name) must be 1 ms to 100 years")
             }
             byBundle[app.bundleID] = app
         }

@@ -7,7 +7,7 @@ public struct SimulatorError: Error, CustomStringConvertible, Sendable {
         private init(_ name: String) { self.name = name }
 
         /// The simulator's configuration is unusable (no app, duplicate bundle id, a Production app without
-        /// an App Apple ID, a non-positive period).
+        /// an App Apple ID, a period under 1 ms or over 100 years).
         public static let invalidConfiguration = Code("invalid configuration")
         /// An argument is out of range or malformed (empty product id, negative price, bad currency).
         public static let invalidArgument = Code("invalid argument")

@@ -147,6 +147,50 @@ import Testing
         await harness.close()
     }
 
+    /// A simulator whose yearly product runs 365 days beside the app's 30-day renewal period.
+    private func yearlyHarness() throws -> Harness {
+        var app = try Fixture.app()
+        app.productPeriods = [Fixture.yearly: .seconds(365 * 86_400)]
+        return try Harness(apps: [app], notify: false)
+    }
+
+    /// The transaction a scenario's notification signs.
+    private func signedTransaction(_ result: ScenarioResult, _ harness: Harness) throws -> TransactionPayload {
+        let notification = try harness.verifier.verifyNotification(#require(result.notification?.signedPayload))
+        return try harness.verifier.verifyTransaction(#require(notification.data?.signedTransactionInfo))
+    }
+
+    @Test func aProductWithItsOwnPeriodIsBoughtAndRenewedForThatPeriod() async throws {
+        let harness = try yearlyHarness()
+        let year: TimeInterval = 365 * 86_400
+        let bought = try await harness.simulator.subscribe(productId: Fixture.yearly, price: 99_990, currency: "USD")
+        let first = try signedTransaction(bought, harness)
+        #expect(first.purchaseDate == Fixture.start && first.expiresDate == Fixture.start.addingTimeInterval(year))
+        let renewed = try signedTransaction(try await harness.simulator.renew(bought.originalTransactionId), harness)
+        #expect(renewed.purchaseDate == Fixture.start.addingTimeInterval(year))
+        #expect(renewed.expiresDate == Fixture.start.addingTimeInterval(2 * year))
+        #expect(harness.simulator.subscription(bought.originalTransactionId)?.renewalInfo.renewalDate == renewed.expiresDate)
+
+        let monthly = try #require(harness.simulator.transaction(try await harness.subscribe()))
+        #expect(monthly.expiresDate == monthly.purchaseDate.addingTimeInterval(30 * 86_400))
+        await harness.close()
+    }
+
+    @Test func anUpgradeOrDowngradeRunsForTheNewProductsPeriod() async throws {
+        let harness = try yearlyHarness()
+        let id = try await harness.subscribe()
+        try harness.simulator.advanceClock(by: .seconds(6 * 86_400))
+        let upgraded = try signedTransaction(try await harness.simulator.upgrade(id, to: Fixture.yearly, price: 99_990), harness)
+        #expect(upgraded.purchaseDate == harness.simulator.now)
+        #expect(upgraded.expiresDate == harness.simulator.now.addingTimeInterval(365 * 86_400))
+
+        try await harness.simulator.downgrade(id, to: Fixture.monthly, price: 9990, silent: true)
+        let downgraded = try signedTransaction(try await harness.simulator.renew(id), harness)
+        #expect(downgraded.productId == Fixture.monthly && downgraded.purchaseDate == upgraded.expiresDate)
+        #expect(downgraded.expiresDate == upgraded.expiresDate?.addingTimeInterval(30 * 86_400))
+        await harness.close()
+    }
+
     @Test func aDowngradeTakesEffectAtTheNextRenewal() async throws {
         let harness = try Harness(notify: false)
         let id = try await harness.subscribe()
@@ -272,7 +316,14 @@ import Testing
         productionWithoutID.appAppleID = nil
         var zeroPeriod = try Fixture.app()
         zeroPeriod.renewalPeriod = .zero
-        for apps in [[], [productionWithoutID], [zeroPeriod], [try Fixture.app(), try Fixture.app()]] {
+        var zeroProductPeriod = try Fixture.app()
+        zeroProductPeriod.productPeriods = [Fixture.yearly: .zero]
+        var endlessProductPeriod = try Fixture.app()
+        endlessProductPeriod.productPeriods = [Fixture.yearly: .seconds(101 * 365 * 86_400)]
+        var unnamedProductPeriod = try Fixture.app()
+        unnamedProductPeriod.productPeriods = ["": .seconds(86_400)]
+        for apps in [[], [productionWithoutID], [zeroPeriod], [zeroProductPeriod], [endlessProductPeriod], [unnamedProductPeriod],
+                     [try Fixture.app(), try Fixture.app()]] {
             #expect(throws: SimulatorError.self) { try AppStoreSimulator(configuration: SimulatorConfiguration(apps: apps)) }
         }
     }

@@ -16,8 +16,10 @@ enum DemoScenarios {
     {
         let key = try PrivateKey.generate(.ecP256)
         let issuerID = UUID().uuidString.lowercased()
-        let app = SimulatedApp(bundleID: DemoCatalog.bundleID, appAppleID: DemoCatalog.appAppleID, environment: .production,
+        var app = SimulatedApp(bundleID: DemoCatalog.bundleID, appAppleID: DemoCatalog.appAppleID, environment: .production,
                                apiKey: SimulatedAPIKey(keyID: DemoCatalog.keyID, issuerID: issuerID, publicKey: key.publicKey))
+        // The monthly product runs the simulator's default 30 days; the yearly one must run a year.
+        app.productPeriods = [DemoCatalog.yearly.id: .seconds(365 * 86_400)]
         var configuration = SimulatorConfiguration(apps: [app])
         configuration.host = listen.host
         configuration.port = listen.port

@@ -18,7 +18,7 @@ extension StoreState {
         try Self.checkProduct(purchase.productId)
         try Self.checkPrice(purchase.price, currency: purchase.currency)
         let id = newTransactionID()
-        let expires = now.adding(purchase.freeTrial ? app.freeTrialPeriod : app.renewalPeriod)
+        let expires = now.adding(purchase.freeTrial ? app.freeTrialPeriod : app.renewalPeriod(of: purchase.productId))
         let transaction = SimulatedTransaction(
             transactionId: id, originalTransactionId: id, webOrderLineItemId: newLineItemID(), bundleId: app.bundleID,
             productId: purchase.productId, subscriptionGroupIdentifier: app.subscriptionGroupIdentifier,
@@ -167,7 +167,8 @@ extension StoreState {
         return subscription
     }
 
-    /// Adds the transaction of a new paid period starting at `start` and points the renewal info at it.
+    /// Adds the transaction of a new paid period of `productId` (its own length) starting at `start` and points
+    /// the renewal info at it.
     mutating func newPeriod(of subscription: inout SimulatedSubscription, productId: String, price: Int64, start: Date,
                             reason: SimulatedTransaction.Reason) -> SimulatedTransaction {
         let app = app(of: subscription)
@@ -177,7 +178,7 @@ extension StoreState {
         transaction.productId = productId
         transaction.price = price
         transaction.purchaseDate = start
-        transaction.expiresDate = start.adding(app.renewalPeriod)
+        transaction.expiresDate = start.adding(app.renewalPeriod(of: productId))
         transaction.transactionReason = reason
         transaction.offer = nil
         transaction.isUpgraded = false
