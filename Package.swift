@@ -86,7 +86,7 @@ let package = Package(
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP"],
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),

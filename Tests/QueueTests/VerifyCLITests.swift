@@ -42,9 +42,7 @@ import Testing
 
     @Test func appleRejectionPrintsAppleCodeAndReason() async throws {
         let root = temporaryFile(try Self.pki.get().root.pem)
-        var token = try notification()
-        token.removeLast(2)
-        token += "AA"
+        let token = tamperingSignature(of: try notification())
         let result = try await ChildProcess.run("storesync", appleArguments(root: root), stdin: Data(token.utf8))
         #expect(result.status == 1)
         #expect(result.stdout.hasPrefix("VERIFICATION_FAILURE: "))

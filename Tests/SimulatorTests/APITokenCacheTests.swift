@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import Simulator
+import TestSupport
 import Testing
 
 /// The simulator remembers tokens it accepted, so a client reusing its token is not re-verified on every
@@ -32,7 +33,7 @@ import Testing
             Issue.record("a valid token was refused")
             return
         }
-        let tampered = String(token.dropLast(2)) + (token.hasSuffix("AA") ? "BB" : "AA")
+        let tampered = tamperingSignature(of: token)
         guard case .failure(let failure) = authenticator.authenticate("Bearer \(tampered)", now: Date()) else {
             Issue.record("a tampered token was accepted")
             return
