@@ -25,6 +25,12 @@ public enum AppStoreEnvironment: Sendable, Hashable, Codable, CustomStringConver
 
     public var description: String { rawValue }
 
+    /// An external purchase token's environment, which its payload does not name: Apple prefixes the ids of
+    /// sandbox tokens with `SANDBOX`.
+    public static func ofExternalPurchase(id: String?) -> AppStoreEnvironment {
+        id?.hasPrefix("SANDBOX") == true ? .sandbox : .production
+    }
+
     public init(from decoder: any Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
     }

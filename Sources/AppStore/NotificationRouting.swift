@@ -52,12 +52,15 @@ public struct NotificationRouting: Sendable, Equatable {
         } catch {
             throw AppStoreVerificationError(.invalidFormat, "the payload is not a JSON object: \(error)")
         }
-        let section = ["data", "summary", "appData", "externalPurchaseToken"].lazy.compactMap { sections[$0] }.first
-        guard let section, let bundle = section.bundleId, !bundle.isEmpty, bundle.utf8.count <= 255 else {
+        let name = ["data", "summary", "appData", "externalPurchaseToken"].first { sections[$0] != nil }
+        guard let name, let section = sections[name], let bundle = section.bundleId, !bundle.isEmpty,
+              bundle.utf8.count <= 255 else {
             throw AppStoreVerificationError(.invalidFormat, "the payload names no bundleId")
         }
         bundleID = bundle
-        environment = section.environment
+        // An external purchase token names no environment; its id says it, as the verifier reads it.
+        environment = name == "externalPurchaseToken" ? .ofExternalPurchase(id: section.externalPurchaseId)
+            : section.environment
         appAppleID = section.appAppleId
         notificationUUID = uuid
         lineage = sections["data"]?.signedTransactionInfo.flatMap(Self.originalTransactionID(of:))
@@ -85,11 +88,13 @@ public struct NotificationRouting: Sendable, Equatable {
         var environment: AppStoreEnvironment?
         var appAppleId: Int64?
         var signedTransactionInfo: String?
+        var externalPurchaseId: String?
 
         init(json reader: inout JSONReader) throws {
             try reader.readObject { reader, key in
                 switch key {
                 case "bundleId": bundleId = try reader.readString()
+                case "externalPurchaseId": externalPurchaseId = try reader.readString()
                 case "environment": environment = try reader.readEnvironment()
                 case "appAppleId": appAppleId = try reader.readInt64()
                 case "signedTransactionInfo": signedTransactionInfo = try reader.readStringIfPresent()

@@ -46,8 +46,7 @@ public struct SignedDataVerifier: Sendable {
         } else if let summary = payload.summary {
             (bundle, appID, environment) = (summary.bundleId, summary.appAppleId, summary.environment)
         } else if let token = payload.externalPurchaseToken {
-            let sandbox = token.externalPurchaseId?.hasPrefix("SANDBOX") == true
-            (bundle, appID, environment) = (token.bundleId, token.appAppleId, sandbox ? .sandbox : .production)
+            (bundle, appID, environment) = (token.bundleId, token.appAppleId, .ofExternalPurchase(id: token.externalPurchaseId))
         } else if let app = payload.appData {
             (bundle, appID, environment) = (app.bundleId, app.appAppleId, app.environment)
         } else {

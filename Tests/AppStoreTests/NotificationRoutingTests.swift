@@ -29,6 +29,8 @@ import Testing
         (#"{"data":{"bundleId":"a.b","environment":"Sandbox","appAppleId":7}}"#, "a.b", "Sandbox", 7),
         (#"{"data":null,"summary":{"bundleId":"s.b","environment":"Production"}}"#, "s.b", "Production", nil),
         (#"{"externalPurchaseToken":{"bundleId":"e.b"},"appData":{"bundleId":"d.b"}}"#, "d.b", nil, nil),
+        (#"{"externalPurchaseToken":{"bundleId":"e.b","externalPurchaseId":"SANDBOX_1","appAppleId":4}}"#, "e.b", "Sandbox", 4),
+        (#"{"externalPurchaseToken":{"bundleId":"e.b","externalPurchaseId":"4f1c"}}"#, "e.b", "Production", nil),
         (#"{"notificationType":"TEST","data":{"bundleId":"a.b","status":1,"x":[{}]}}"#, "a.b", nil, nil),
     ] as [(String, String, String?, Int64?)])
     func claims(_ payload: String, _ bundle: String, _ environment: String?, _ appAppleID: Int64?) throws {

@@ -108,14 +108,7 @@ import Testing
                 "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
                 "data": ["bundleId": Pipeline.bundleID, "appAppleId": Pipeline.appAppleID, "environment": "Production"],
             ]
-            let jws = try forger.sign(try JSONSerialization.data(withJSONObject: claims))
-            let client = try HTTPClient()
-            let ingestURL = try #require(pipeline.ingestURL)
-            let response = try await client.send(HTTPClientRequest(
-                method: "POST", url: ingestURL, headers: [("Host", Pipeline.host), ("Content-Type", "application/json")],
-                body: try JSONSerialization.data(withJSONObject: ["signedPayload": jws])))
-            await client.shutdown()
-            #expect(response.status == 200)
+            #expect(try await pipeline.postAppleNotification(claims, signer: forger) == 200)
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1)
@@ -123,6 +116,55 @@ import Testing
             #expect(pipeline.metrics.render().contains(
                 #"storesync_verification_failures_total{store="apple",code="VERIFICATION_FAILURE"} 1"#))
             #expect(pipeline.simulator.requestCounts.values.reduce(0, +) == 0)
+        }
+    }
+
+    /// A Sandbox connection need not know its App Apple ID, so a Production notification (verified, then
+    /// skipped) is checked against the ID it claims. A forged one claiming another ID must not decide what
+    /// genuine ones are checked against.
+    @Test func aForgedClaimDoesNotDecideHowGenuineNotificationsAreVerified() async throws {
+        var options = Pipeline.Options()
+        options.environment = .sandbox
+        options.connectionKnowsAppAppleID = false
+        options.otherEnvironmentSimulator = true
+        try await Pipeline.with(options) { pipeline in
+            let forged: [String: Any] = [
+                "notificationType": "DID_RENEW", "notificationUUID": UUID().uuidString, "version": "2.0",
+                "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+                "data": ["bundleId": Pipeline.bundleID, "appAppleId": 666, "environment": "Production"],
+            ]
+            #expect(try await pipeline.postAppleNotification(forged, signer: try LocalApplePKI.generate()) == 200)
+            try await pipeline.settle()
+            let production = try #require(pipeline.otherSimulator)
+            let customer = try await pipeline.customer()
+            let buy = try await production.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                     appAccountToken: customer.token)
+            try await pipeline.settle()
+            #expect(try await pipeline.receiptOutcome(try #require(buy.notification).notificationUUID)
+                == "skipped: environment mismatch")
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.contains("VERIFICATION_FAILURE") == true, "\(reasons)")
+        }
+    }
+
+    /// An external purchase token names no environment; its id does (`SANDBOX…`). Either way it names no
+    /// transaction to re-fetch.
+    @Test(arguments: [("4f1c2a", "recorded: EXTERNAL_PURCHASE_TOKEN/UNREPORTED names no transaction"),
+                      ("SANDBOX_4f1c2a", "skipped: environment mismatch")])
+    func anExternalPurchaseTokenIsRecordedInItsOwnEnvironment(id: String, outcome: String) async throws {
+        try await Pipeline.with { pipeline in
+            let uuid = UUID().uuidString
+            let claims: [String: Any] = [
+                "notificationType": "EXTERNAL_PURCHASE_TOKEN", "subtype": "UNREPORTED", "notificationUUID": uuid,
+                "version": "2.0", "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+                "externalPurchaseToken": ["externalPurchaseId": id, "bundleId": Pipeline.bundleID,
+                                          "appAppleId": Pipeline.appAppleID,
+                                          "tokenCreationDate": Int64(Date().timeIntervalSince1970 * 1000)],
+            ]
+            #expect(try await pipeline.postAppleNotification(claims) == 200)
+            try await pipeline.settle()
+            #expect(try await pipeline.receiptOutcome(uuid) == outcome)
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
         }
     }
 

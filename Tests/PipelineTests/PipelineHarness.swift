@@ -12,6 +12,7 @@ import Simulator
 import StoreModel
 import Sync
 import TestSupport
+import Testing
 import Worker
 
 /// The whole Apple path on loopback: the simulated App Store posts signed notifications to a real ingest
@@ -33,6 +34,8 @@ struct Pipeline {
         var startWorker = true
         /// An extra simulated App Store for the same bundle in the other environment, signing with the same PKI.
         var otherEnvironmentSimulator = false
+        /// Whether the Apple connection records its App Apple ID (required for Production only).
+        var connectionKnowsAppAppleID = true
         /// A simulated Play Store too, with a Google connection of this environment for `packageName`.
         var googleEnvironment: StoreEnvironment?
     }
@@ -53,6 +56,8 @@ struct Pipeline {
     let planPrices: [String: Int64]
     /// Apple's webhook on the test's ingest.
     let ingestURL: String?
+    /// The PKI the simulators sign with, which the Apple connection trusts.
+    let pki: LocalApplePKI
     /// The ingest's and the worker's metrics, as `/metrics` would show them.
     let metrics: MetricsRegistry
     private let worker: Worker?
@@ -108,7 +113,7 @@ struct Pipeline {
                 let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
                 var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
                                                 environment: options.environment)
-                new.appAppleID = appAppleID
+                new.appAppleID = options.connectionKnowsAppAppleID ? appAppleID : nil
                 new.requireIssuedTokens = options.requireIssuedTokens
                 new.answerConsumptionRequests = options.answerConsumptionRequests
                 new.apiKeyID = "KEY123"
@@ -165,7 +170,7 @@ struct Pipeline {
             let running = worker.map { worker in Task { await worker.run() } }
             let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, play: play,
                                     googleConnection: googleConnection, accountID: accountID,
-                                    connection: connection, planPrices: planPrices, ingestURL: target.url,
+                                    connection: connection, planPrices: planPrices, ingestURL: target.url, pki: pki,
                                     metrics: metrics, worker: worker)
             func shutDown() async {
                 worker?.stop()
@@ -194,6 +199,25 @@ struct Pipeline {
             let id = try Catalog.addCustomer(accountID: accountID, on: db)
             let issued = try AccountTokens.issue(customerID: id, sha256: { Digest.sha256($0) }, on: db)
             return (id, UUID(uuidString: issued.token)!)
+        }
+    }
+
+    /// Posts a notification signed by `signer` (by default the PKI the connection trusts) to the Apple
+    /// webhook, as the App Store would; returns the HTTP status.
+    func postAppleNotification(_ claims: [String: Any], signer: LocalApplePKI? = nil) async throws -> Int {
+        let ingestURL = try #require(ingestURL)
+        let jws = try (signer ?? pki).sign(try JSONSerialization.data(withJSONObject: claims))
+        let request = HTTPClientRequest(method: "POST", url: ingestURL,
+                                        headers: [("Host", Pipeline.host), ("Content-Type", "application/json")],
+                                        body: try JSONSerialization.data(withJSONObject: ["signedPayload": jws]))
+        let client = try HTTPClient()
+        do {
+            let status = try await client.send(request).status
+            await client.shutdown()
+            return status
+        } catch {
+            await client.shutdown()
+            throw error
         }
     }
 

@@ -15,26 +15,38 @@ final class AppleConnectionRegistry: Sendable {
         let connection: StoreConnection
         let roots: [Certificate]
         let client: AppStoreAPIClient
-        /// Verifiers by the environment they accept; the connection's own, plus the other one built on demand
-        /// to verify (then skip) a notification from the wrong environment.
-        private let verifiers: Mutex<[String: SignedDataVerifier]>
+        /// Verifies what the connection's own environment signs: notifications, and the transactions and
+        /// renewal info the API answers with.
+        let verifier: SignedDataVerifier
+        /// The other real environment's verifier, built for a notification that is then skipped as a mismatch.
+        /// Its App Apple ID comes from the notification's claims (a connection knows its own only for its own
+        /// environment), so it is kept only once a notification verified with it: a forged payload cannot
+        /// plant one, and a different claim builds a new one instead of failing genuine notifications.
+        private let otherVerifier = Mutex<SignedDataVerifier?>(nil)
 
         init(connection: StoreConnection, roots: [Certificate], client: AppStoreAPIClient, verifier: SignedDataVerifier) {
             self.connection = connection
             self.roots = roots
             self.client = client
-            verifiers = Mutex([verifier.environment.rawValue: verifier])
+            self.verifier = verifier
         }
 
-        func verifier(for environment: AppStoreEnvironment, claimedAppAppleID: Int64?) throws -> SignedDataVerifier {
-            if let verifier = verifiers.withLock({ $0[environment.rawValue] }) { return verifier }
-            // A connection's App Apple ID is known only for production; for a production notification on a
-            // sandbox connection (which is skipped anyway) the claimed one is checked against the signed payload.
-            let appAppleID = environment == .production ? (connection.appAppleID ?? claimedAppAppleID) : connection.appAppleID
-            let verifier = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier, appAppleID: appAppleID,
-                                                  environment: environment)
-            verifiers.withLock { $0[environment.rawValue] = verifier }
-            return verifier
+        /// Verifies a notification with the verifier of the environment it claims — only Production or
+        /// Sandbox; any other name goes to the connection's own verifier, which refuses it.
+        func verifyNotification(_ jws: String, claims: NotificationRouting) throws -> NotificationPayload {
+            guard let claimed = claims.environment, claimed != verifier.environment,
+                  claimed == .production || claimed == .sandbox else {
+                return try verifier.verifyNotification(jws)
+            }
+            let appAppleID = claimed == .production ? (connection.appAppleID ?? claims.appAppleID) : connection.appAppleID
+            if let other = otherVerifier.withLock({ $0 }), other.environment == claimed, other.appAppleID == appAppleID {
+                return try other.verifyNotification(jws)
+            }
+            let candidate = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier, appAppleID: appAppleID,
+                                                   environment: claimed)
+            let payload = try candidate.verifyNotification(jws)
+            otherVerifier.withLock { $0 = candidate }
+            return payload
         }
     }
 
@@ -95,11 +107,12 @@ final class AppleConnectionRegistry: Sendable {
 }
 
 extension AppStoreRateLimits {
-    /// These limits times `share`, at least one request per second each.
+    /// These limits times `share`, rounded down so that processes splitting a limit never exceed it together,
+    /// but at least one request per second each.
     func scaled(by share: Double) -> AppStoreRateLimits {
         func scale(_ limit: Limit) -> Limit {
-            Limit(perSecond: max(1, Int((Double(limit.perSecond) * share).rounded())),
-                  burst: max(1, Int((Double(limit.burst) * share).rounded())))
+            Limit(perSecond: max(1, Int((Double(limit.perSecond) * share).rounded(.down))),
+                  burst: max(1, Int((Double(limit.burst) * share).rounded(.down))))
         }
         return AppStoreRateLimits(subscriptionStatuses: scale(subscriptionStatuses),
                                   transactionHistory: scale(transactionHistory), consumption: scale(consumption),

@@ -16,8 +16,7 @@ struct AppleConsumptionScheduler: Sendable {
         }
         let enclosed: TransactionPayload?
         do {
-            enclosed = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
-                .enclosedTransaction(of: notification)
+            enclosed = try tools.verifier.enclosedTransaction(of: notification)
         } catch let error as AppStoreVerificationError {
             throw StoreFailures.verification(error)
         }

@@ -40,8 +40,7 @@ struct AppleNotificationHandler: JobHandler {
 
         let notification: NotificationPayload
         do {
-            let verifier = try tools.verifier(for: routing.environment ?? .production, claimedAppAppleID: routing.appAppleID)
-            notification = try verifier.verifyNotification(signedPayload)
+            notification = try tools.verifyNotification(signedPayload, claims: routing)
         } catch let error as AppStoreVerificationError {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
@@ -67,8 +66,7 @@ struct AppleNotificationHandler: JobHandler {
         }
         let enclosed: TransactionPayload?
         do {
-            enclosed = try tools.verifier(for: .init(rawValue: connection.environment.rawValue), claimedAppAppleID: nil)
-                .enclosedTransaction(of: notification)
+            enclosed = try tools.verifier.enclosedTransaction(of: notification)
         } catch let error as AppStoreVerificationError {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
