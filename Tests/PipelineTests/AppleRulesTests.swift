@@ -168,6 +168,47 @@ import Testing
         }
     }
 
+    /// As on Google Play, only subscriptions are mirrored: a one-time purchase is recorded, not re-fetched
+    /// (the statuses endpoint knows no such lineage, so asking would only dead-letter it).
+    @Test func aOneTimePurchaseIsRecordedWithoutARefetch() async throws {
+        try await Pipeline.with { pipeline in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let transaction = try pipeline.pki.sign(try JSONSerialization.data(withJSONObject: [
+                "transactionId": "5000000001", "originalTransactionId": "5000000001", "bundleId": Pipeline.bundleID,
+                "productId": "coins.100", "type": "Consumable", "quantity": 1, "purchaseDate": now, "signedDate": now,
+                "environment": "Production", "inAppOwnershipType": "PURCHASED", "price": 990, "currency": "USD",
+            ] as [String: Any]))
+            let uuid = UUID().uuidString
+            #expect(try await pipeline.postAppleNotification([
+                "notificationType": "ONE_TIME_CHARGE", "notificationUUID": uuid, "version": "2.0", "signedDate": now,
+                "data": ["bundleId": Pipeline.bundleID, "appAppleId": Pipeline.appAppleID, "environment": "Production",
+                         "signedTransactionInfo": transaction],
+            ]) == 200)
+            try await pipeline.settle()
+            #expect(try await pipeline.receiptOutcome(uuid)
+                == "recorded: ONE_TIME_CHARGE for a Consumable (one-time purchases are not mirrored yet)")
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+            #expect(pipeline.simulator.requestCounts.values.reduce(0, +) == 0)
+        }
+    }
+
+    /// A Production connection without its App Apple ID cannot verify anything; retrying cannot fix that, so
+    /// the notification dead-letters at once with the reason.
+    @Test func aProductionConnectionWithoutItsAppAppleIDDeadLettersAtOnce() async throws {
+        var options = Pipeline.Options()
+        options.connectionKnowsAppAppleID = false
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            _ = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                       appAccountToken: customer.token)
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons == ["connection \(pipeline.connection.id): INVALID_APP_IDENTIFIER: a Production connection "
+                                + "needs its App Apple ID"], "\(reasons)")
+            #expect(pipeline.retriedJobs() == 0)
+        }
+    }
+
     @Test func storeRateLimitsAndOutagesAreRetriedUntilTheySucceed() async throws {
         try await Pipeline.with { pipeline in
             let customer = try await pipeline.customer()

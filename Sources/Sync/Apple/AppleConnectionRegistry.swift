@@ -87,8 +87,15 @@ final class AppleConnectionRegistry: Sendable {
             throw JobFailure.permanent("connection \(connection.id): its API private key does not load: \(error)")
         }
         let environment = AppStoreEnvironment(rawValue: connection.environment.rawValue)
-        let verifier = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier,
+        let verifier: SignedDataVerifier
+        do {
+            verifier = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier,
                                               appAppleID: connection.appAppleID, environment: environment)
+        } catch {
+            // A setting the connection lacks (a Production connection without its App Apple ID): retrying
+            // cannot supply it.
+            throw JobFailure.permanent("connection \(connection.id): \(error)")
+        }
         var configuration = AppStoreAPIConfiguration(environment: connection.environment, bundleID: connection.appIdentifier,
                                                      keyID: keyID, issuerID: issuerID, privateKey: key,
                                                      baseURL: connection.apiBaseURL)

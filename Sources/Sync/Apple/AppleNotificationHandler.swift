@@ -12,6 +12,8 @@ import Worker
 /// something happened; what happened comes from the App Store Server API.
 struct AppleNotificationHandler: JobHandler {
     static let kind = "apple.notification"
+    /// The `type` of the transactions the mirror keeps.
+    static let autoRenewable = "Auto-Renewable Subscription"
 
     let registry: AppleConnectionRegistry
     let consumption: AppleConsumptionScheduler
@@ -72,6 +74,11 @@ struct AppleNotificationHandler: JobHandler {
             throw StoreFailures.verification(error)
         }
         guard let transaction = enclosed else { return receipt.complete("recorded: \(event) names no transaction") }
+        // Only auto-renewable subscriptions are mirrored, as on Google Play: a one-time purchase has no
+        // subscription status to re-fetch, and asking for one would only dead-letter it.
+        if let type = transaction.type, type != Self.autoRenewable {
+            return receipt.complete("recorded: \(event) for a \(type) (one-time purchases are not mirrored yet)")
+        }
         guard let transactionID = transaction.transactionId, let lineage = transaction.originalTransactionId else {
             throw JobFailure.permanent("the notification's transaction has no transactionId/originalTransactionId")
         }
