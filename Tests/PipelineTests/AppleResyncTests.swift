@@ -1,10 +1,13 @@
 import Foundation
+import Logging
+import Mirror
 import Postgres
 import Queue
 import Simulator
-import Sync
+@testable import Sync
 import TestSupport
 import Testing
+@testable import Worker
 
 /// The daily resync: what notifications missed is repaired through the same path and recorded as drift;
 /// the fan-out happens once per day across processes and is spread at the connection's rate.
@@ -108,6 +111,61 @@ import Testing
             // Production Apple: 50 requests/s per endpoint, half of it for resync → one lineage every 40 ms.
             let gaps = zip(times.dropFirst(), times).map { $0.timeIntervalSince($1) }
             #expect(gaps.allSatisfy { abs($0 - 0.04) < 0.001 }, "\(gaps)")
+        }
+    }
+
+    /// Runs the day's fan-out in this process, as a worker holding its lease would; returns its outcome.
+    private func fanOut(_ pipeline: Pipeline, period: String) async throws -> String {
+        let job = LeasedJob(id: 1, kind: DailySyncHandler.kind, payload: #"{"schedule":"daily-sync","period":"\#(period)"}"#,
+                            raw: nil, headers: nil, priority: -5, attempt: 1, maxAttempts: 25, createdAt: Date(),
+                            uniqueKey: nil)
+        return try await DailySyncHandler(settings: ResyncSettings()).run(
+            job, context: JobContext(logger: Logger(component: "test"), pool: pipeline.database.pool, workerID: "test"))
+            .outcome
+    }
+
+    private func addLivePurchases(_ pipeline: Pipeline, connection: StoreConnection, lineages: [String]) async throws {
+        for lineage in lineages {
+            try await pipeline.database.pool.query("""
+                INSERT INTO store_purchases (connection_id, lineage, environment, store_product_id, store_state,
+                                             expires_at, snapshot, as_of)
+                VALUES ($1, $2, $3, 'pro.monthly', 'active', now() + interval '20 days', '{}', now() - interval '1 day')
+                """, [connection.id, lineage, connection.environment.rawValue])
+        }
+    }
+
+    /// The fan-out failed part-way (a database error, a lost lease) and runs again the same day. The resyncs
+    /// it enqueued that have finished hold no unique key any more, so only the day recorded with each
+    /// connection's batch keeps their lineages from being resynced twice.
+    @Test func aReRunOfTheDaysFanOutPlansOnlyTheConnectionsTheFirstRunDidNotReach() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            let lineages = (0..<4).map { "30000000000000\($0)" }
+            try await addLivePurchases(pipeline, connection: pipeline.connection, lineages: lineages)
+            #expect(try await fanOut(pipeline, period: "2026-11-29") == "planned 4 resyncs")
+            // The first two resyncs finish: a completed job's row, and its unique key, are deleted.
+            try await pipeline.database.pool.query("""
+                DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE kind = 'apple.resync' ORDER BY run_at LIMIT 2)
+                """)
+            // A connection the interrupted run had not reached yet.
+            let other = try await pipeline.database.pool.transaction { db in
+                try Catalog.addConnection(Catalog.NewConnection(accountID: pipeline.accountID, store: .apple,
+                                                                appIdentifier: "com.example.other", environment: .sandbox),
+                                          on: db)
+            }
+            try await addLivePurchases(pipeline, connection: other, lineages: ["400000000000000"])
+
+            #expect(try await fanOut(pipeline, period: "2026-11-29") == "planned 1 resyncs")
+            let pending: [String] = try await pipeline.database.pool.query(
+                "SELECT payload->>'lineage' FROM jobs WHERE kind = 'apple.resync' ORDER BY payload->>'lineage'")
+                .map { try $0.decode(0) }
+            #expect(pending == [lineages[2], lineages[3], "400000000000000"])
+
+            // The next day resyncs every lineage again.
+            #expect(try await fanOut(pipeline, period: "2026-11-30") == "planned 5 resyncs")
+            #expect(try await pipeline.count(
+                "SELECT count(*) FROM jobs WHERE kind = 'apple.resync' AND unique_key LIKE 'resync:2026-11-30:%'") == 5)
         }
     }
 
