@@ -183,6 +183,30 @@ import Testing
         }
     }
 
+    /// Every `apple.consumption` job names a transaction from a verified `CONSUMPTION_REQUEST`, so Apple not
+    /// finding it yet is eventual consistency: a few attempts, then a dead letter with Apple's answer.
+    @Test func aConsumptionAnswerForATransactionAppleCannotFindYetRetriesThenDeadLetters() async throws {
+        var options = Pipeline.Options()
+        options.answerConsumptionRequests = true
+        try await Pipeline.with(options) { pipeline in
+            let unknown = "2000000999999999"
+            try await pipeline.database.pool.query("""
+                INSERT INTO consumption_usage (store_transaction_id, customer_consented, delivery_status,
+                                               sample_content_provided, refund_preference)
+                VALUES ($1, true, 'DELIVERED', false, 'DECLINE')
+                """, [unknown])
+            let deadline = Int64(Date().addingTimeInterval(3600).timeIntervalSince1970 * 1000)
+            let payload = #"{"connectionID":\#(pipeline.connection.id),"transactionID":"\#(unknown)","#
+                + #""deadlineMilliseconds":\#(deadline),"notificationUUID":"n-1","productType":"Auto-Renewable Subscription"}"#
+            _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: "apple.consumption", payload: payload))
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.contains("4040010") == true, "\(reasons)")
+            #expect(pipeline.retriedJobs() == 3)
+            #expect(pipeline.simulator.requestCounts[.consumption] == 4)
+        }
+    }
+
     @Test func aConsumptionAnswerPastItsDeadlineDeadLetters() async throws {
         var options = Pipeline.Options()
         options.answerConsumptionRequests = true
