@@ -12,6 +12,8 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
         public static let rateLimited = Code("rate limited")
         /// Apple answered 5xx (`5000000` GeneralInternal, `5000001` GeneralInternalRetryable, or none).
         public static let serverError = Code("server error")
+        /// 408: Apple (or a proxy in front of it) gave up waiting for the request; nothing was wrong with it.
+        public static let requestTimeout = Code("request timeout")
         /// Apple's documented retryable answers outside 5xx: `4040002`, `4040004`, `4040006`.
         public static let retryableAppleError = Code("retryable Apple error")
         /// `4040010`: the id is unknown in this environment. Apple says not to unlock anything for it; a
@@ -71,7 +73,7 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
     /// them only spends Apple's rate limit.
     public var isRetryable: Bool {
         switch code {
-        case .rateLimited, .serverError, .retryableAppleError: true
+        case .rateLimited, .serverError, .requestTimeout, .retryableAppleError: true
         case .verificationFailed: verification?.isRetryable ?? false
         // A shut-down client (the worker is stopping) and unclassified libcurl failures deserve another
         // attempt, as do dropped connections (also mid-TLS-handshake); TLS trust, an unusable URL and an

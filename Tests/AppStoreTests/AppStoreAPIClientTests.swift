@@ -253,6 +253,7 @@ struct AppStoreAPIClientTests {
                 code: .serverError, retryable: true, appleCode: 5_000_000),
         Failure(name: "503 with Retry-After", status: 503, body: "", retryAfter: "3", code: .serverError, retryable: true,
                 wait: .seconds(3)),
+        Failure(name: "408 from an edge proxy", status: 408, body: "", code: .requestTimeout, retryable: true),
         Failure(name: "404 TransactionIdNotFound", status: 404,
                 body: #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#, code: .transactionNotFound,
                 retryable: false, appleCode: 4_040_010, fragment: "unknown in this environment"),
