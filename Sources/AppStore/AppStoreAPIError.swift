@@ -19,7 +19,10 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
         /// `4040010`: the id is unknown in this environment. Apple says not to unlock anything for it; a
         /// caller that does not know the purchase's environment may ask the other environment's connection.
         public static let transactionNotFound = Code("transaction not found")
-        /// 401: Apple refused the bearer token.
+        /// 401: Apple refused the bearer token. Not retryable by itself, but the client drops the refused
+        /// token, so a caller may try a bounded few times more: a fresh token succeeds where a cached one ran
+        /// past its expiry by Apple's clock (a host clock behind by more than the renewal margin); a wrong key
+        /// fails every time.
         public static let unauthorized = Code("unauthorized")
         /// Any other 4xx: the request is wrong as it stands (`appleErrorCode` and `appleErrorMessage` say why).
         public static let rejected = Code("rejected")

@@ -140,6 +140,21 @@ import Testing
         }
     }
 
+    /// A 401 may be a token Apple saw expire before the host's clock did: the job retries with a fresh one a
+    /// few times, and a key Apple does not know still ends in the dead-letter table with Apple's answer.
+    @Test func aRefusedAPITokenRetriesAFewTimesThenDeadLetters() async throws {
+        try await Pipeline.with { pipeline in
+            try await pipeline.database.pool.query("UPDATE store_connections SET api_key_id = 'UNKNOWN1' WHERE id = $1",
+                                                   [pipeline.connection.id])
+            _ = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.hasPrefix("App Store API unauthorized") == true, "\(reasons)")
+            #expect(reasons.first?.contains("answered 401") == true, "\(reasons)")
+            #expect(pipeline.retriedJobs() == 2)
+        }
+    }
+
     @Test(arguments: [true, false])
     func aConsumptionRequestIsAnsweredOnlyWithConsent(consented: Bool) async throws {
         try await withRecordedUsage(consented: consented, preference: "DECLINE") { pipeline, buy in
