@@ -12,12 +12,17 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
         public static let rateLimited = Code("rate limited")
         /// Apple answered 5xx (`5000000` GeneralInternal, `5000001` GeneralInternalRetryable, or none).
         public static let serverError = Code("server error")
+        /// 408: Apple (or a proxy in front of it) gave up waiting for the request; nothing was wrong with it.
+        public static let requestTimeout = Code("request timeout")
         /// Apple's documented retryable answers outside 5xx: `4040002`, `4040004`, `4040006`.
         public static let retryableAppleError = Code("retryable Apple error")
         /// `4040010`: the id is unknown in this environment. Apple says not to unlock anything for it; a
         /// caller that does not know the purchase's environment may ask the other environment's connection.
         public static let transactionNotFound = Code("transaction not found")
-        /// 401: Apple refused the bearer token.
+        /// 401: Apple refused the bearer token. Not retryable by itself, but the client drops the refused
+        /// token, so a caller may try a bounded few times more: a fresh token succeeds where a cached one ran
+        /// past its expiry by Apple's clock (a host clock behind by more than the renewal margin); a wrong key
+        /// fails every time.
         public static let unauthorized = Code("unauthorized")
         /// Any other 4xx: the request is wrong as it stands (`appleErrorCode` and `appleErrorMessage` say why).
         public static let rejected = Code("rejected")
@@ -71,10 +76,11 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
     /// them only spends Apple's rate limit.
     public var isRetryable: Bool {
         switch code {
-        case .rateLimited, .serverError, .retryableAppleError: true
+        case .rateLimited, .serverError, .requestTimeout, .retryableAppleError: true
         case .verificationFailed: verification?.isRetryable ?? false
         // A shut-down client (the worker is stopping) and unclassified libcurl failures deserve another
-        // attempt; TLS trust, an unusable URL and an oversized body fail the same way every time.
+        // attempt, as do dropped connections (also mid-TLS-handshake); TLS trust, an unusable URL and an
+        // oversized body fail the same way every time.
         case .transport: transport.map { ![.tls, .invalidRequest, .bodyTooLarge].contains($0) } ?? true
         default: false
         }

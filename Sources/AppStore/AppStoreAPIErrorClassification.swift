@@ -27,6 +27,10 @@ extension AppStoreAPIError {
         if status == 429 {
             return error(.rateLimited, "over Apple's rate limit for this app", retryAfter: retryAfter)
         }
+        if status == 408 {
+            return error(.requestTimeout, "the server timed out waiting for the request; try again later",
+                         retryAfter: retryAfter)
+        }
         if appleCode == Self.transactionIdNotFound {
             return error(.transactionNotFound, "the transaction id is unknown in this environment")
         }

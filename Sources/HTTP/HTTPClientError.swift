@@ -11,11 +11,12 @@ public struct HTTPClientError: Error, CustomStringConvertible, Sendable {
         public static let timeout = Code("timeout")
         /// Nothing listens at the address (or a firewall rejected the connection).
         public static let connectionRefused = Code("connection refused")
-        /// The connection broke while sending or receiving, or the server closed it without a response.
+        /// The connection broke while sending or receiving, or the server closed it without a response —
+        /// also during the TLS handshake, which OpenSSL reports as libcurl's SSL connect error.
         public static let connectionReset = Code("connection reset")
         /// The host name (or proxy name) did not resolve.
         public static let dns = Code("dns")
-        /// The TLS handshake failed or the peer's certificate was not trusted for this host.
+        /// The peer's certificate was not trusted for this host, or the client's own TLS setup is unusable.
         public static let tls = Code("tls")
         /// The response body exceeded `maxResponseBytes`.
         public static let bodyTooLarge = Code("body too large")
@@ -47,10 +48,14 @@ public struct HTTPClientError: Error, CustomStringConvertible, Sendable {
         case _ where bodyTooLarge: .bodyTooLarge
         case CURLE_OPERATION_TIMEDOUT: .timeout
         case CURLE_COULDNT_CONNECT: .connectionRefused
-        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2_STREAM:
+        // With OpenSSL, a peer (or a middlebox) resetting or closing the connection mid-handshake is
+        // CURLE_SSL_CONNECT_ERROR, like a handshake that fails outright: only trust failures have codes of
+        // their own, so the shared code counts as the transient one.
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2_STREAM,
+             CURLE_SSL_CONNECT_ERROR:
             .connectionReset
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .dns
-        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR,
              CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CLIENTCERT,
              CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED:

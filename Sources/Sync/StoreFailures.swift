@@ -9,6 +9,10 @@ enum StoreFailures {
     /// `TransactionIdNotFound` right after Apple itself signed the transaction is eventual consistency:
     /// this many attempts before it counts as permanent.
     static let notFoundAttempts = 4
+    /// A 401 after which the client dropped its token: this many attempts, so a token Apple saw expire early
+    /// (the host clock behind Apple's by more than the renewal margin) is replaced instead of dead-lettering
+    /// every job in flight, while a wrong key still dead-letters with Apple's answer.
+    static let unauthorizedAttempts = 3
 
     static func verification(_ error: AppStoreVerificationError) -> JobFailure {
         error.isRetryable ? .retryable("verification: \(error)") : .permanent("verification failed: \(error)")
@@ -21,6 +25,9 @@ enum StoreFailures {
     static func api(_ error: AppStoreAPIError, attempt: Int, vouched: Bool) -> JobFailure {
         if error.code == .transactionNotFound && vouched && attempt < notFoundAttempts {
             return .retryable("\(error) (attempt \(attempt) of \(notFoundAttempts) while Apple catches up)")
+        }
+        if error.code == .unauthorized && attempt < unauthorizedAttempts {
+            return .retryable("\(error) (attempt \(attempt) of \(unauthorizedAttempts), next with a fresh token)")
         }
         return error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
     }

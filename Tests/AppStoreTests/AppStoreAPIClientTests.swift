@@ -253,6 +253,7 @@ struct AppStoreAPIClientTests {
                 code: .serverError, retryable: true, appleCode: 5_000_000),
         Failure(name: "503 with Retry-After", status: 503, body: "", retryAfter: "3", code: .serverError, retryable: true,
                 wait: .seconds(3)),
+        Failure(name: "408 from an edge proxy", status: 408, body: "", code: .requestTimeout, retryable: true),
         Failure(name: "404 TransactionIdNotFound", status: 404,
                 body: #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#, code: .transactionNotFound,
                 retryable: false, appleCode: 4_040_010, fragment: "unknown in this environment"),
@@ -323,6 +324,38 @@ struct AppStoreAPIClientTests {
         #expect(!tooLarge.isRetryable)
         await http.shutdown()
         await apple.stop()
+    }
+
+    @Test("a connection dropped during the TLS handshake retries; a certificate the client does not trust does not")
+    func tlsFailures() async throws {
+        let http = try HTTPClient()
+        let listener = try HangUpListener(.reset)
+        let dropped = try await apiError {
+            _ = try await APIKey.client(base: "https://127.0.0.1:\(listener.port)", http: http)
+                .subscriptionStatuses(transactionID: Answers.lineage)
+        }
+        listener.stop()
+        #expect(dropped.code == .transport)
+        #expect(dropped.transport == .connectionReset, "\(dropped)")
+        #expect(dropped.isRetryable)
+
+        let key = try PrivateKey.generate(.ecP256)
+        var builder = CertificateBuilder(commonName: "127.0.0.1", notBefore: Date() - 3600, notAfter: Date() + 3600)
+        builder.subjectAltNames = ["IP:127.0.0.1"]
+        var configuration = HTTPServerConfiguration()
+        configuration.tls = (certificatePEM: try builder.selfSigned(key: key).pem, privateKeyPEM: try key.pem())
+        var router = HTTPRouter()
+        router.route("GET", statusesPath) { _ in .json(200, "{}") }
+        let selfSigned = try HTTPServer(configuration: configuration, router: router)
+        let untrusted = try await apiError {
+            _ = try await APIKey.client(base: "https://127.0.0.1:\(selfSigned.port)", http: http)
+                .subscriptionStatuses(transactionID: Answers.lineage)
+        }
+        #expect(untrusted.code == .transport)
+        #expect(untrusted.transport == .tls, "\(untrusted)")
+        #expect(!untrusted.isRetryable)
+        await http.shutdown()
+        await selfSigned.stop(grace: .seconds(1))
     }
 
     @Test("a nested JWS the verifier refuses fails the call with the verifier's code", arguments: [

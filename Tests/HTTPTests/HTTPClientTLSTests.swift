@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTP
+import TestSupport
 import Testing
 
 /// A CA and a server certificate for localhost / 127.0.0.1, generated once per process.
@@ -89,5 +90,27 @@ enum LocalPKI {
 
         await client.shutdown()
         await server.stop(grace: .seconds(1))
+    }
+
+    /// OpenSSL reports a peer hanging up mid-handshake as libcurl's SSL connect error, the code a handshake
+    /// that fails outright has too: a dropped connection, worth retrying, not a trust failure.
+    @Test(arguments: [HangUpListener.HangUp.reset, .close])
+    func aConnectionDroppedDuringTheHandshakeIsAReset(hangUp: HangUpListener.HangUp) async throws {
+        let listener = try HangUpListener(hangUp)
+        let pki = try LocalPKI.material.get()
+        var configuration = HTTPClientConfiguration()
+        configuration.caFile = pki.caFile
+        let client = try HTTPClient(configuration: configuration)
+
+        do {
+            _ = try await client.send(get("https://127.0.0.1:\(listener.port)/"))
+            Issue.record("a listener that hangs up answered")
+        } catch let error as HTTPClientError {
+            #expect(error.code == .connectionReset, "\(error)")
+            #expect(HTTPRetry.classify(.failure(error)) == .retryable(after: nil))
+        }
+
+        await client.shutdown()
+        listener.stop()
     }
 }

@@ -223,6 +223,21 @@ import Testing
         }
     }
 
+    /// A 401 may be a token Apple saw expire before the host's clock did: the job retries with a fresh one a
+    /// few times, and a key Apple does not know still ends in the dead-letter table with Apple's answer.
+    @Test func aRefusedAPITokenRetriesAFewTimesThenDeadLetters() async throws {
+        try await Pipeline.with { pipeline in
+            try await pipeline.database.pool.query("UPDATE store_connections SET api_key_id = 'UNKNOWN1' WHERE id = $1",
+                                                   [pipeline.connection.id])
+            _ = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.hasPrefix("App Store API unauthorized") == true, "\(reasons)")
+            #expect(reasons.first?.contains("answered 401") == true, "\(reasons)")
+            #expect(pipeline.retriedJobs() == 2)
+        }
+    }
+
     @Test(arguments: [true, false])
     func aConsumptionRequestIsAnsweredOnlyWithConsent(consented: Bool) async throws {
         try await withRecordedUsage(consented: consented, preference: "DECLINE") { pipeline, buy in
@@ -263,6 +278,30 @@ import Testing
                 VALUES ($1, $2, 'DELIVERED', false, $3, $4)
                 """, [buy.transactionId, consented, percentage, preference])
             try await body(pipeline, buy)
+        }
+    }
+
+    /// Every `apple.consumption` job names a transaction from a verified `CONSUMPTION_REQUEST`, so Apple not
+    /// finding it yet is eventual consistency: a few attempts, then a dead letter with Apple's answer.
+    @Test func aConsumptionAnswerForATransactionAppleCannotFindYetRetriesThenDeadLetters() async throws {
+        var options = Pipeline.Options()
+        options.answerConsumptionRequests = true
+        try await Pipeline.with(options) { pipeline in
+            let unknown = "2000000999999999"
+            try await pipeline.database.pool.query("""
+                INSERT INTO consumption_usage (store_transaction_id, customer_consented, delivery_status,
+                                               sample_content_provided, refund_preference)
+                VALUES ($1, true, 'DELIVERED', false, 'DECLINE')
+                """, [unknown])
+            let deadline = Int64(Date().addingTimeInterval(3600).timeIntervalSince1970 * 1000)
+            let payload = #"{"connectionID":\#(pipeline.connection.id),"transactionID":"\#(unknown)","#
+                + #""deadlineMilliseconds":\#(deadline),"notificationUUID":"n-1","productType":"Auto-Renewable Subscription"}"#
+            _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: "apple.consumption", payload: payload))
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.contains("4040010") == true, "\(reasons)")
+            #expect(pipeline.retriedJobs() == 3)
+            #expect(pipeline.simulator.requestCounts[.consumption] == 4)
         }
     }
 

@@ -88,7 +88,8 @@ struct AppleConsumptionHandler: JobHandler {
         do {
             try await tools.client.sendConsumption(transactionID: task.transactionID, request: request)
         } catch let error as AppStoreAPIError {
-            throw StoreFailures.api(error, attempt: job.attempt, vouched: false)
+            // The id came from the CONSUMPTION_REQUEST's verified signedTransactionInfo: Apple vouched for it.
+            throw StoreFailures.api(error, attempt: job.attempt, vouched: true)
         }
         if usage.consumptionPercentage != nil && request.consumptionPercentage == nil {
             return .done("sent without the recorded consumptionPercentage: Apple computes it for auto-renewable "
