@@ -119,7 +119,7 @@ public struct SimulatorConfiguration: Sendable {
             let periods = [("the renewal period", app.renewalPeriod), ("the free trial period", app.freeTrialPeriod),
                            ("the grace period", app.gracePeriod)]
                 + app.productPeriods.sorted { $0.key < $1.key }.map { ("the period of \($0.key)", $0.value) }
-            for (name, period) in periods where !(Duration.milliseconds(1)...StoreState.longestSpan).contains(period) {
+            for (name, period) in periods where !(Duration.milliseconds(1)...ClockBounds.longestSpan).contains(period) {
                 throw SimulatorError(.invalidConfiguration, "\(name) must be 1 ms to 100 years")
             }
             byBundle[app.bundleID] = app

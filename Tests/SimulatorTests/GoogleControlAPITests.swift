@@ -50,6 +50,9 @@ import Testing
         ("/simulator/google/scenario/teleport", "{}", 404),
         ("/simulator/google/pushes/resend", #"{"times":1}"#, 409),
         ("/simulator/google/clock", #"{"advanceMilliseconds":-1}"#, 400),
+        ("/simulator/google/clock", #"{"advanceMilliseconds":9223372036854775807}"#, 400),
+        ("/simulator/google/clock", #"{"to":9223372036854775807}"#, 400),
+        ("/simulator/google/clock", #"{"to":-9223372036854775808}"#, 400),
         ("/simulator/google/faults", #"{"failedRequests":-2}"#, 400),
         ("/simulator/google/faults", #"{"badPushToken":"polite"}"#, 400),
     ])

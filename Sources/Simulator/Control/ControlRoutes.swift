@@ -8,7 +8,7 @@ import StoreModel
 /// - `POST /simulator/scenario/{action}` with a `ScenarioRequest` → the `ScenarioResult`
 /// - `POST /simulator/notifications/resend` `{"times": N}` → the delivery records
 /// - `GET /simulator/clock`, `POST /simulator/clock` `{"advanceMilliseconds": N}` (at most 100 years) or `{"to": MS}`
-///   (2000…2200; an earlier time than now leaves the clock) → `{"now": MS}`; the clock never passes 2200
+///   (2000…2200; an earlier time than now leaves the clock) → `{"now": MS}`; no request moves it past 2200
 /// - `GET /simulator/faults`, `POST /simulator/faults` with any `FaultSettings` fields → the settings
 /// - `GET /simulator/requests` → requests per endpoint
 /// - `GET /simulator/consumption` → the consumption information received
@@ -39,7 +39,7 @@ extension SimulatorCore {
                     let to: Int64?
                 }
                 let body = try Self.decode(Body.self, request.body)
-                let target = try body.to.map(StoreState.clockTarget)
+                let target = try body.to.map { Date(milliseconds: try ClockBounds.target($0)) }
                 try self.state.withLock { state in
                     if let step = body.advanceMilliseconds { try state.advanceClock(by: .milliseconds(step)) }
                     if let target { state.advanceClock(to: target) }

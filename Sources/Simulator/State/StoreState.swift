@@ -24,12 +24,6 @@ struct StoreState: Sendable {
 
     /// Leaves room above the base for both id sequences without overflow.
     static let maximumTransactionNumberBase: Int64 = 9_000_000_000_000_000_000
-    /// The longest period and the longest clock step (as the CLI's `advance-clock --by` allows): with the clock
-    /// kept in `clockWindow`, no date plus a period comes near the milliseconds `Int64` holds.
-    static let longestSpan: Duration = .seconds(100 * 365 * 86_400)
-    /// Where a control request may move the clock: 2000-01-01 to 2200-01-01 UTC, in milliseconds since 1970.
-    static let clockWindow: ClosedRange<Int64> = 946_684_800_000...7_258_118_400_000
-
     init(apps: [String: SimulatedApp], start: Date, transactionNumberBase: Int64) {
         self.apps = apps
         nowMilliseconds = start.milliseconds
@@ -45,26 +39,9 @@ struct StoreState: Sendable {
         nowMilliseconds = max(nowMilliseconds, date.milliseconds)
     }
 
-    /// Moves the clock forward by at most `longestSpan`, and not past the end of `clockWindow`.
+    /// Moves the clock forward within `ClockBounds`.
     mutating func advanceClock(by duration: Duration) throws {
-        guard duration >= .zero else { throw SimulatorError(.invalidArgument, "the clock only moves forward") }
-        guard duration <= Self.longestSpan else {
-            throw SimulatorError(.invalidArgument, "the clock moves at most 100 years at a time")
-        }
-        let target = nowMilliseconds + duration.wholeMilliseconds
-        guard target <= Self.clockWindow.upperBound else {
-            throw SimulatorError(.invalidArgument, "the clock does not move past 2200-01-01 (\(Self.clockWindow.upperBound) ms)")
-        }
-        nowMilliseconds = target
-    }
-
-    /// A control request's `to`, checked to lie in `clockWindow` before it becomes a date.
-    static func clockTarget(_ milliseconds: Int64) throws -> Date {
-        guard clockWindow.contains(milliseconds) else {
-            throw SimulatorError(.invalidArgument, "the clock moves to a time from 2000-01-01 to 2200-01-01 "
-                                 + "(\(clockWindow.lowerBound)...\(clockWindow.upperBound) ms since 1970), got \(milliseconds)")
-        }
-        return Date(milliseconds: milliseconds)
+        nowMilliseconds = try ClockBounds.advanced(nowMilliseconds, by: duration)
     }
 
     // MARK: Lookups

@@ -9,7 +9,8 @@ import Logging
 /// - `POST /simulator/google/scenario/{action}` with a `PlayScenarioRequest` → the `PlayScenarioResult`
 /// - `POST /simulator/google/pushes/resend` `{"times": N}` → the message's `PlayPushRecord`
 /// - `GET /simulator/google/pushes` → every message published and its deliveries
-/// - `GET /simulator/google/clock`, `POST /simulator/google/clock` `{"advanceMilliseconds": N}` or `{"to": MS}`
+/// - `GET /simulator/google/clock`, `POST /simulator/google/clock` `{"advanceMilliseconds": N}` or `{"to": MS}`,
+///   bounded as the App Store simulator's (`ClockBounds`)
 /// - `GET /simulator/google/faults`, `POST /simulator/google/faults` with any `PlayFaultSettings` fields
 /// - `GET /simulator/google/requests` → requests per endpoint
 /// - `GET /simulator/google/acknowledgements` → the acknowledgements received
@@ -42,9 +43,10 @@ extension PlayCore {
                     let to: Int64?
                 }
                 let body = try SimulatorCore.decode(Body.self, request.body)
+                let target = try body.to.map(ClockBounds.target)
                 try self.state.withLock { state in
                     if let step = body.advanceMilliseconds { try state.advanceClock(by: .milliseconds(step)) }
-                    if let target = body.to { state.advanceClock(to: target) }
+                    if let target { state.advanceClock(to: target) }
                 }
                 return self.clock()
             }

@@ -29,9 +29,9 @@ struct PlayState: Sendable {
         nowMilliseconds = max(nowMilliseconds, milliseconds)
     }
 
+    /// Moves the clock forward within `ClockBounds`.
     mutating func advanceClock(by duration: Duration) throws {
-        guard duration >= .zero else { throw SimulatorError(.invalidArgument, "the clock only moves forward") }
-        nowMilliseconds += duration.wholeMilliseconds
+        nowMilliseconds = try ClockBounds.advanced(nowMilliseconds, by: duration)
     }
 
     // MARK: Lookups
