@@ -22,15 +22,15 @@ public enum ConnectionString {
         PQconninfoFree(options)
     }
 
-    /// `message` with the credentials of `connectionString` replaced by `[redacted]`: its password wherever it
-    /// appears (libpq may quote just the bad part, e.g. an invalid percent-encoding in it), and any URI
-    /// `user:password@` or `password=…` in the text.
+    /// `message` with the credentials of `connectionString` replaced by `[redacted]`: its password, and each
+    /// piece of it libpq may quote on its own, wherever they appear (libpq may quote just the bad part, e.g. an
+    /// invalid percent-encoding in it), and any URI `user:password@` or `password=…` in the text.
     public static func redact(_ message: String, secretsOf connectionString: String) -> String {
         var text = message
-        for secret in passwords(in: connectionString) {
-            for form in [secret, secret.removingPercentEncoding].compactMap({ $0 }) where !form.isEmpty {
-                text = text.replacingOccurrences(of: form, with: redacted)
-            }
+        let forms = secrets(in: connectionString).flatMap { [$0, $0.removingPercentEncoding].compactMap { $0 } }
+        // Longest first, so a piece never splits a longer secret before that is replaced whole.
+        for form in Set(forms).sorted(by: { $0.count > $1.count }) where form.count >= 2 {
+            text = text.replacingOccurrences(of: form, with: redacted)
         }
         text = text.replacingOccurrences(of: #"(://[^:/@\s"]*):[^\s"]*@"#, with: "$1:\(redacted)@",
                                          options: .regularExpression)
@@ -38,15 +38,19 @@ public enum ConnectionString {
                                          options: [.regularExpression, .caseInsensitive])
     }
 
-    /// The passwords `connectionString` holds, as written: the URI's, between the first `:` of the user info and
-    /// its last `@` (libpq would stop at a `/`, but a password with one is still the password), and the value
-    /// of every `password=` (a URI query parameter or a key=value pair, quoted or not).
-    private static func passwords(in connectionString: String) -> [String] {
+    /// The secrets `connectionString` holds: the URI's password as written — between the first `:` of the user
+    /// info and its last `@` — with the pieces its `@`, `/`, `?`, `#` and `:` separate (libpq ends the user info
+    /// at the first `@` or `/`, so a password holding one is parsed, and quoted back, in pieces: part as the
+    /// host, part as the port); and the value of every `password=` (a URI query parameter or a key=value pair,
+    /// quoted or not).
+    private static func secrets(in connectionString: String) -> [String] {
         var found: [String] = []
         if let scheme = connectionString.range(of: "://") {
-            let authority = connectionString[scheme.upperBound...].prefix { $0 != "?" }
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                found.append(String(authority[authority.index(after: colon)..<at]))
+            let rest = connectionString[scheme.upperBound...]
+            if let at = rest.lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
+                let password = rest[rest.index(after: colon)..<at]
+                found.append(String(password))
+                found += password.split(whereSeparator: { "@/?#:".contains($0) }).map(String.init)
             }
         }
         var rest = connectionString[...]

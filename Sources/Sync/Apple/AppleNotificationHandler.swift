@@ -12,8 +12,6 @@ import Worker
 /// something happened; what happened comes from the App Store Server API.
 struct AppleNotificationHandler: JobHandler {
     static let kind = "apple.notification"
-    /// The `type` of the transactions the mirror keeps.
-    static let autoRenewable = "Auto-Renewable Subscription"
 
     let registry: AppleConnectionRegistry
     let consumption: AppleConsumptionScheduler
@@ -76,7 +74,7 @@ struct AppleNotificationHandler: JobHandler {
         guard let transaction = enclosed else { return receipt.complete("recorded: \(event) names no transaction") }
         // Only auto-renewable subscriptions are mirrored, as on Google Play: a one-time purchase has no
         // subscription status to re-fetch, and asking for one would only dead-letter it.
-        if let type = transaction.type, type != Self.autoRenewable {
+        if let type = transaction.type, ConsumptionRequest.ProductType(rawValue: type) != .autoRenewableSubscription {
             return receipt.complete("recorded: \(event) for a \(type) (one-time purchases are not mirrored yet)")
         }
         guard let transactionID = transaction.transactionId, let lineage = transaction.originalTransactionId else {
