@@ -57,6 +57,10 @@ public struct NotificationRouting: Sendable, Equatable {
               bundle.utf8.count <= 255 else {
             throw AppStoreVerificationError(.invalidFormat, "the payload names no bundleId")
         }
+        // It is quoted in reasons and logs and looked up in the database: no control characters (a `\u0000`).
+        guard !bundle.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AppStoreVerificationError(.invalidFormat, "the payload's bundleId holds a control character")
+        }
         bundleID = bundle
         // An external purchase token names no environment; its id says it, as the verifier reads it.
         environment = name == "externalPurchaseToken" ? .ofExternalPurchase(id: section.externalPurchaseId)

@@ -433,6 +433,13 @@ private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>
 
 /// libpq's parallel arrays for `parameters`: each value's bytes (NUL-terminated text, or binary), its length
 /// and its format. Copies stay valid for the whole call.
+/// PostgreSQL text cannot hold NUL, and libpq reads a text parameter up to its first one, so a string with
+/// one (a payload's `\u0000`, an error message quoting it) would arrive cut short — inside an array literal,
+/// malformed, failing the whole statement and every job batched into it. U+FFFD stands in for it.
+private func textParameter(_ text: String) -> String {
+    text.utf8.contains(0) ? text.replacingOccurrences(of: "\0", with: "\u{FFFD}") : text
+}
+
 private func withParameters<R>(
     _ parameters: [any PostgresEncodable],
     _ body: (_ values: [UnsafePointer<CChar>?], _ lengths: [Int32], _ formats: [Int32]) -> R
@@ -451,7 +458,7 @@ private func withParameters<R>(
             lengths.append(Int32(bytes.count))
             formats.append(1)
         } else {
-            copies.append(parameter.postgresText.map { strdup($0) } ?? nil)
+            copies.append(parameter.postgresText.map { strdup(textParameter($0)) } ?? nil)
             lengths.append(0)
             formats.append(0)
         }

@@ -56,6 +56,7 @@ import Testing
 
     @Test("a payload without a readable bundle id is an invalid format", arguments: [
         #"{}"#, #"{"data":{}}"#, #"{"data":{"bundleId":""}}"#, #"{"data":{"bundleId":5}}"#, #"{"data":"x"}"#, "not json",
+        #"{"data":{"bundleId":"\u0000x"}}"#, #"{"data":{"bundleId":"a.b\n"}}"#,
     ])
     func refused(_ payload: String) {
         #expect { try NotificationRouting(unverified: Self.token(payload)) } throws: {

@@ -24,6 +24,20 @@ struct PostgresValueTests {
         }
     }
 
+    /// Text cannot hold NUL and libpq would cut the parameter at it; inside an array literal that cut made
+    /// the whole statement fail. It arrives as U+FFFD instead, whole, alone or in an array.
+    @Test("a NUL in a text parameter arrives as U+FFFD, the rest intact", arguments: ["\0", "bundle \0x", "a\0b\0c"])
+    func nulIsReplaced(_ value: String) async throws {
+        let expected = value.replacingOccurrences(of: "\0", with: "\u{FFFD}")
+        try await TestDatabase.with(poolSize: 1) { db in
+            let row = try #require(try await db.pool.query("SELECT $1::text", [value]).first)
+            #expect(try row.decode(0, as: String.self) == expected)
+            let elements = try await db.pool.query("SELECT unnest($1::text[])", [PostgresArray([value, "after"])])
+                .map { try $0.decode(0, as: String.self) }
+            #expect(elements == [expected, "after"])
+        }
+    }
+
     // MARK: - Integers
 
     @Test("Int round trip through bigint", arguments: [Int.min, -1, 0, 1, 42, Int.max])
