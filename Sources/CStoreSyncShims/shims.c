@@ -166,6 +166,7 @@ struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options
                                 MHD_OPTION_SOCK_ADDR, options->address,
                                 MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
+                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_ip_connection_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
                                 MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,
                                 MHD_OPTION_URI_LOG_CALLBACK, options->uri_logger, context,
@@ -178,10 +179,15 @@ struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options
                             MHD_OPTION_SOCK_ADDR, options->address,
                             MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_ip_connection_limit,
                             MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
                             MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,
                             MHD_OPTION_URI_LOG_CALLBACK, options->uri_logger, context,
                             MHD_OPTION_END);
+}
+
+enum MHD_Result storesync_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
 }
 
 uint16_t storesync_mhd_bound_port(struct MHD_Daemon *daemon) {

@@ -10,4 +10,10 @@ extension Duration {
         let perMillisecond: Int64 = 1_000_000_000_000_000
         return Int(seconds * 1000 + (attoseconds + perMillisecond - 1) / perMillisecond)
     }
+
+    /// Whole seconds, rounded up and at least 1: libmicrohttpd's timeouts count seconds, and 0 means none.
+    var roundedUpSeconds: Int {
+        let milliseconds = roundedUpMilliseconds
+        return milliseconds > Int.max - 999 ? Int.max / 1000 : max(1, (milliseconds + 999) / 1000)
+    }
 }

@@ -41,13 +41,23 @@ public struct HTTPRouter: Sendable {
         return .response(response)
     }
 
+    /// The registered route `path` falls under (its exact path or longest prefix), or nil: a label from a
+    /// fixed set for logs and metrics, where the raw path would let clients mint new series at will.
+    func route(of path: String) -> String? {
+        routes[path] != nil ? path : longestPrefixKey(of: path)
+    }
+
     private func longestPrefix(of path: String) -> [String: HTTPHandler]? {
+        longestPrefixKey(of: path).flatMap { prefixRoutes[$0] }
+    }
+
+    private func longestPrefixKey(of path: String) -> String? {
         guard !prefixRoutes.isEmpty else { return nil }
         var end = path.endIndex
         // Walk back from the last `/` to the first: the first registered prefix found is the longest.
         while let slash = path[..<end].lastIndex(of: "/") {
             let candidate = String(path[...slash])
-            if candidate.count < path.count, let methods = prefixRoutes[candidate] { return methods }
+            if candidate.count < path.count, prefixRoutes[candidate] != nil { return candidate }
             end = slash
         }
         return nil

@@ -19,10 +19,12 @@ public final class HTTPServer: Sendable {
 
     /// Starts listening at once; throws `HTTPServerError` when the daemon cannot start.
     public init(configuration: HTTPServerConfiguration, router: HTTPRouter) throws {
-        guard configuration.maxBodyBytes >= 0, configuration.maxConnections >= 1 else {
-            throw HTTPServerError(.invalidConfiguration, "maxBodyBytes must be ≥ 0 and maxConnections ≥ 1")
+        guard configuration.maxBodyBytes >= 0, configuration.maxConnections >= 1,
+              (configuration.maxConnectionsPerClient ?? 1) >= 1, configuration.bodyTimeout > .zero else {
+            throw HTTPServerError(.invalidConfiguration,
+                                  "maxBodyBytes must be ≥ 0, maxConnections and maxConnectionsPerClient ≥ 1, bodyTimeout > 0")
         }
-        core = ServerCore(router: router, maxBodyBytes: configuration.maxBodyBytes)
+        core = ServerCore(router: router, configuration: configuration)
         let daemon = try MHDDaemon(configuration: configuration, core: core)
         port = daemon.port
         lifecycle = Locked(.running(daemon))

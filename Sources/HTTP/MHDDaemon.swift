@@ -33,12 +33,13 @@ final class MHDDaemon: @unchecked Sendable {
         let certificate = configuration.tls.flatMap { strdup($0.certificatePEM) }
         let privateKey = configuration.tls.flatMap { strdup($0.privateKeyPEM) }
         let options = UnsafeMutablePointer<storesync_mhd_options>.allocate(capacity: 1)
-        let timeoutSeconds = max(1, (configuration.connectionTimeout.roundedUpMilliseconds + 999) / 1000)
+        let timeoutSeconds = configuration.connectionTimeout.roundedUpSeconds
         let started: OpaquePointer? = withUnsafePointer(to: &address) { storage in
             storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 options.initialize(to: Self.options(flags: flags, address: socketAddress,
                                                     timeoutSeconds: UInt32(clamping: timeoutSeconds),
                                                     connectionLimit: UInt32(clamping: configuration.maxConnections),
+                                                    perClientLimit: UInt32(clamping: configuration.maxConnectionsPerClient ?? 0),
                                                     certificate: certificate, privateKey: privateKey,
                                                     context: Unmanaged.passUnretained(core).toOpaque()))
                 defer { options.pointee.address = nil }  // only read while starting
@@ -87,7 +88,7 @@ final class MHDDaemon: @unchecked Sendable {
     }
 
     private static func options(flags: UInt32, address: UnsafePointer<sockaddr>, timeoutSeconds: UInt32,
-                                connectionLimit: UInt32, certificate: UnsafePointer<CChar>?,
+                                connectionLimit: UInt32, perClientLimit: UInt32, certificate: UnsafePointer<CChar>?,
                                 privateKey: UnsafePointer<CChar>?, context: UnsafeMutableRawPointer)
         -> storesync_mhd_options {
         var options = storesync_mhd_options()
@@ -95,6 +96,7 @@ final class MHDDaemon: @unchecked Sendable {
         options.address = address
         options.connection_timeout_seconds = timeoutSeconds
         options.connection_limit = connectionLimit
+        options.per_ip_connection_limit = perClientLimit
         options.tls_certificate_pem = certificate
         options.tls_key_pem = privateKey
         options.context = context
@@ -110,10 +112,11 @@ final class MHDDaemon: @unchecked Sendable {
                 .advance(Unmanaged<ServerExchange>.fromOpaque(exchange).takeUnretainedValue(), method: method,
                          path: url, upload: upload, uploadSize: uploadSize)
         }
-        options.request_completed = { cls, _, context, _ in
+        options.request_completed = { cls, _, context, termination in
             guard let cls, let exchange = context?.pointee else { return }
             context?.pointee = nil
-            Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().complete(exchange)
+            Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+                .complete(exchange, timedOut: termination == .REQUEST_TERMINATED_TIMEOUT_REACHED)
         }
         options.connection_notify = { cls, _, _, code in
             guard let cls, code == .CONNECTION_NOTIFY_STARTED else { return }

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import CStoreSyncShims
 import Foundation
 import Logging
 import Synchronization
@@ -12,6 +13,10 @@ import Synchronization
 final class ServerCore: Sendable {
     private let router: HTTPRouter
     private let maxBodyBytes: Int
+    private let bodyTimeout: Duration
+    /// The configured idle timeout in whole seconds, restored once a body is in.
+    private let idleTimeoutSeconds: Int
+    private let onRejection: (@Sendable (HTTPServerRejection) -> Void)?
     private let logger = Logger(component: "http-server")
     /// Requests between their request line and their completion callback (the response fully sent or the
     /// connection gone).
@@ -25,9 +30,12 @@ final class ServerCore: Sendable {
     /// libmicrohttpd's messages while the daemon starts, for the start error; `nil` once it runs.
     private let startupMessages = Locked<[String]?>([])
 
-    init(router: HTTPRouter, maxBodyBytes: Int) {
+    init(router: HTTPRouter, configuration: HTTPServerConfiguration) {
         self.router = router
-        self.maxBodyBytes = maxBodyBytes
+        maxBodyBytes = configuration.maxBodyBytes
+        bodyTimeout = configuration.bodyTimeout
+        idleTimeoutSeconds = configuration.connectionTimeout.roundedUpSeconds
+        onRejection = configuration.onRejection
     }
 
     // MARK: Callbacks (libmicrohttpd's thread)
@@ -38,9 +46,15 @@ final class ServerCore: Sendable {
         return Unmanaged.passRetained(ServerExchange(connection: connection, target: target)).toOpaque()
     }
 
-    /// Completion callback: called once per request whatever happened to it, even on client disconnect.
-    func complete(_ context: UnsafeMutableRawPointer) {
-        Unmanaged<ServerExchange>.fromOpaque(context).release()
+    /// Completion callback: called once per request whatever happened to it, even on client disconnect. A
+    /// request whose connection timed out while it was still arriving was cut off by the server: reported.
+    func complete(_ context: UnsafeMutableRawPointer, timedOut: Bool) {
+        let exchange = Unmanaged<ServerExchange>.fromOpaque(context)
+        if timedOut, case .receiving = exchange.takeUnretainedValue().phase.withLock({ $0 }) {
+            reject(HTTPServerRejection(status: 408, route: exchange.takeUnretainedValue().route,
+                                       reason: "connection timed out before the request arrived"))
+        }
+        exchange.release()
         inFlight.subtract(1, ordering: .relaxed)
     }
 
@@ -54,20 +68,38 @@ final class ServerCore: Sendable {
                  upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>) -> MHD_Result {
         if !exchange.headersSeen {
             exchange.headersSeen = true
+            exchange.route = router.route(of: String(cString: path))
+            exchange.bodyDeadline = ContinuousClock.now + bodyTimeout
             // A declared oversized body is refused before it is read; libmicrohttpd then closes the connection.
             if let length = MHD_lookup_connection_value(exchange.connection, .HEADER_KIND, "Content-Length"),
                let declared = Int(String(cString: length)), declared > maxBodyBytes {
-                return queue(Self.tooLarge, on: exchange.connection)
+                return refuse(exchange, status: 413, reason: "declared body too large")
             }
+            shortenTimeout(of: exchange)
             return .YES
         }
         if uploadSize.pointee > 0 {
-            receive(upload, count: uploadSize.pointee, into: exchange)
+            let count = uploadSize.pointee
             uploadSize.pointee = 0
+            // Both end the request at once: draining an unbounded or endless body would hold the connection.
+            guard ContinuousClock.now < exchange.bodyDeadline else {
+                return refuse(exchange, status: 408, reason: "body not received in time")
+            }
+            guard let upload, exchange.body.count + count <= maxBodyBytes else {
+                exchange.body = Data()
+                return refuse(exchange, status: 413, reason: "body too large")
+            }
+            exchange.body.append(UnsafeRawPointer(upload).assumingMemoryBound(to: UInt8.self), count: count)
+            shortenTimeout(of: exchange)
             return .YES
         }
         switch exchange.phase.withLock({ $0 }) {
-        case .receiving: return dispatch(exchange, method: String(cString: method), path: String(cString: path))
+        case .receiving:
+            if exchange.timeoutShortened {
+                exchange.timeoutShortened = false
+                _ = storesync_mhd_set_connection_timeout(exchange.connection, UInt32(clamping: idleTimeoutSeconds))
+            }
+            return dispatch(exchange, method: String(cString: method), path: String(cString: path))
         case .handling: return .YES
         case .responded(let response): return queue(response, on: exchange.connection)
         case .abandoned: return .NO
@@ -107,24 +139,41 @@ final class ServerCore: Sendable {
 
     // MARK: Private
 
-    private static var tooLarge: HTTPResponse { .text(413, "request body too large\n") }
+    /// Answers a request still arriving with `status` and ends its connection. libmicrohttpd 0.9 refuses a
+    /// response before the body has ended; the connection is then closed without one, which still frees it.
+    private func refuse(_ exchange: ServerExchange, status: Int, reason: String) -> MHD_Result {
+        reject(HTTPServerRejection(status: status, route: exchange.route, reason: reason))
+        var response = HTTPResponse.text(status, status == 413 ? "request body too large\n" : "request timeout\n")
+        response.headers.append(("connection", "close"))
+        return queue(response, on: exchange.connection, quietly: true) == .YES ? .YES : .NO
+    }
 
-    private func receive(_ upload: UnsafePointer<CChar>?, count: Int, into exchange: ServerExchange) {
-        guard !exchange.bodyTooLarge, let upload else { return }
-        guard exchange.body.count + count <= maxBodyBytes else {
-            // Keep reading (and discarding) so the 413 can be sent on a connection in a sane state.
-            exchange.bodyTooLarge = true
-            exchange.body = Data()
-            return
-        }
-        exchange.body.append(UnsafeRawPointer(upload).assumingMemoryBound(to: UInt8.self), count: count)
+    /// Logs a request the server turned away itself and hands it to the configured observer.
+    private func reject(_ rejection: HTTPServerRejection) {
+        // A stray path or method is routine (scanners); a body cut off may be a client in trouble or an attack.
+        let level: LogLevel = rejection.status == 404 || rejection.status == 405 ? .info : .warning
+        logger.log(level, "request refused", [
+            "status": .int(rejection.status), "route": .string(rejection.route ?? "-"), "reason": .string(rejection.reason),
+        ])
+        onRejection?(rejection)
+    }
+
+    /// Lowers the connection's idle timeout to the time left until the body deadline, so a client that stops
+    /// sending is cut off by then rather than a full idle timeout later.
+    private func shortenTimeout(of exchange: ServerExchange) {
+        let left = (exchange.bodyDeadline - ContinuousClock.now).roundedUpSeconds
+        guard left < idleTimeoutSeconds else { return }
+        exchange.timeoutShortened = true
+        _ = storesync_mhd_set_connection_timeout(exchange.connection, UInt32(clamping: left))
     }
 
     private func dispatch(_ exchange: ServerExchange, method: String, path: String) -> MHD_Result {
-        if exchange.bodyTooLarge { return queue(Self.tooLarge, on: exchange.connection) }
         let handler: HTTPHandler
         switch router.resolve(method: method, path: path) {
-        case .response(let response): return queue(response, on: exchange.connection)
+        case .response(let response):
+            reject(HTTPServerRejection(status: response.status, route: exchange.route,
+                                       reason: response.status == 404 ? "no route" : "method not allowed"))
+            return queue(response, on: exchange.connection)
         case .handler(let found): handler = found
         }
         let request = HTTPRequest(method: method, path: path, query: exchange.query,
@@ -162,7 +211,7 @@ final class ServerCore: Sendable {
         }
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, quietly: Bool = false) -> MHD_Result {
         let created = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress),
                                             .RESPMEM_MUST_COPY)
@@ -174,7 +223,7 @@ final class ServerCore: Sendable {
         }
         if draining.load(ordering: .relaxed) { _ = MHD_add_response_header(created, "Connection", "close") }
         let queued = MHD_queue_response(connection, UInt32(clamping: response.status), created)
-        if queued == .NO {  // an invalid status; libmicrohttpd closes the connection
+        if queued == .NO, !quietly {  // an invalid status; libmicrohttpd closes the connection
             logger.warning("libmicrohttpd refused the response", ["status": .int(response.status)])
         }
         return queued

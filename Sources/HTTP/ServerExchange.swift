@@ -4,7 +4,7 @@ import Foundation
 ///
 /// libmicrohttpd holds one retained reference as the request's context (taken in the URI log callback,
 /// released in the completion callback, which it always calls); a running handler task holds another.
-/// `headersSeen`, `body` and `bodyTooLarge` are touched only on libmicrohttpd's thread; `phase` is
+/// `headersSeen`, `body`, `bodyDeadline`, `timeoutShortened` and `route` are touched only on libmicrohttpd's thread; `phase` is
 /// guarded by its mutex.
 final class ServerExchange: @unchecked Sendable {
     enum Phase: Sendable {
@@ -23,7 +23,12 @@ final class ServerExchange: @unchecked Sendable {
     let target: String
     var headersSeen = false
     var body = Data()
-    var bodyTooLarge = false
+    /// When the body must have arrived (`HTTPServerConfiguration.bodyTimeout` after the headers).
+    var bodyDeadline = ContinuousClock.now
+    /// Whether the connection's idle timeout was shortened to meet `bodyDeadline`, and must be restored.
+    var timeoutShortened = false
+    /// The registered route of the path (see `HTTPRouter.route(of:)`), once the headers are in.
+    var route: String?
     /// Every transition into or out of `.handling` happens under this lock together with the matching
     /// `MHD_suspend_connection`/`MHD_resume_connection`, so each suspension is resumed exactly once.
     let phase = Locked<Phase>(.receiving)

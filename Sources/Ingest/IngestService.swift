@@ -61,6 +61,14 @@ public struct IngestService: Sendable {
         }
     }
 
+    /// Counts a request the server turned away before any handler (404, 405, 408, 413) in
+    /// `storesync_http_requests_total`, so refusals show up next to the answered webhooks; pass it as
+    /// `HTTPServerConfiguration.onRejection`. The route label is the registered route or `unmatched`, never
+    /// the raw path, so clients cannot add series.
+    public func count(_ rejection: HTTPServerRejection) {
+        requests.increment(rejection.route ?? "unmatched", String(rejection.status))
+    }
+
     func receive(_ request: HTTPRequest, from source: WebhookSource) async -> HTTPResponse {
         let started = ContinuousClock.now
         let receivedAt = Date()
@@ -72,7 +80,10 @@ public struct IngestService: Sendable {
 
     private func store(_ request: HTTPRequest, from source: WebhookSource, receivedAt: Date) async -> HTTPResponse {
         guard let host = WebhookBody.host(fromHeader: request.header("host")) else {
-            return .json(404, #"{"error":"unknown host"}"#)
+            // Not an account that does not exist but a request no account could match: the sender's mistake.
+            let reason = request.header("host") == nil ? "missing Host header" : "malformed Host header"
+            logger.warning("webhook refused", ["route": .string(source.path), "reason": .string(reason)])
+            return .json(400, #"{"error":\#(JSON.quoted(reason))}"#)
         }
         if let rejection = WebhookBody.check(request.body, from: source) {
             logger.warning("webhook body rejected", [

@@ -45,9 +45,14 @@ public actor PostgresConnection {
     }
 
     /// Opens a connection. `url` is a libpq connection URI or key=value string; a connect timeout, the
-    /// application name and `gssencmode=disable` are added as defaults the URL can override. Without the last,
-    /// libpq asks Kerberos for credentials on every connect (its default is to prefer GSS encryption), which
-    /// costs each connect a lookup and leaves Kerberos state a thread can still be tearing down at exit.
+    /// application name, `gssencmode=disable` and TCP liveness settings are added as defaults the URL can
+    /// override. Without `gssencmode=disable`, libpq asks Kerberos for credentials on every connect (its
+    /// default is to prefer GSS encryption), which costs each connect a lookup and leaves Kerberos state a
+    /// thread can still be tearing down at exit. Without the liveness settings (`keepalives=1`,
+    /// `keepalives_idle=10`, `keepalives_interval=5`, `keepalives_count=3`, `tcp_user_timeout=10000`), a
+    /// database host that vanishes (powered off, network cut) leaves a blocking libpq call waiting for the
+    /// kernel's retransmission timeout, about 15 minutes: with them the statement fails within seconds, so
+    /// the webhook endpoints can answer 503 as promised.
     /// A `url` libpq cannot parse fails with `.invalidConnectionString`; no error quotes its password.
     public static func connect(url: String, applicationName: String = "storesync") async throws -> PostgresConnection {
         let connection = PostgresConnection(executor: ThreadExecutor(name: "pg-conn"))
@@ -57,8 +62,10 @@ public actor PostgresConnection {
 
     private func open(url: String, applicationName: String) throws {
         try ConnectionString.validate(url)
-        let keys = ["connect_timeout", "application_name", "gssencmode", "dbname"]
-        let values = ["5", applicationName, "disable", url]
+        let defaults = Self.defaultOptions(applicationName: applicationName)
+        // `dbname` goes last and is expanded (PQconnectdbParams' `expand_dbname`), so the URL's own keys win.
+        let keys = defaults.map(\.keyword) + ["dbname"]
+        let values = defaults.map(\.value) + [url]
         let conn = withCStrings(keys) { keyPointers in
             withCStrings(values) { valuePointers in
                 PQconnectdbParams(keyPointers, valuePointers, 1)
@@ -77,6 +84,26 @@ public actor PostgresConnection {
         }, nil)
         handle = conn
         try executeScript("SET DateStyle = ISO; SET TimeZone = 'UTC'")
+    }
+
+    /// The libpq settings `connect` adds unless the URL sets them; see `connect(url:applicationName:)`.
+    static func defaultOptions(applicationName: String) -> [(keyword: String, value: String)] {
+        [("connect_timeout", "5"), ("application_name", applicationName), ("gssencmode", "disable"),
+         ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
+         ("tcp_user_timeout", "10000")]
+    }
+
+    /// The value libpq holds for connection setting `keyword` on this open connection (`PQconninfo`), or nil
+    /// when it is unset or unknown: shows which defaults and URL overrides are actually in effect.
+    public func setting(_ keyword: String) -> String? {
+        guard let handle, let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
     }
 
     /// Whether the connection has failed and must be replaced.

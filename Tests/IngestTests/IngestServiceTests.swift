@@ -51,7 +51,9 @@ import Testing
             ingest.install(into: &router)
             let commits = Task { await ingest.run() }
             OperationsEndpoints.install(into: &router, pool: ingestPool, metrics: metrics)
-            let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: router)
+            var configuration = HTTPServerConfiguration()
+            configuration.onRejection = { ingest.count($0) }
+            let server = try HTTPServer(configuration: configuration, router: router)
             let client = try HTTPClient()
             let service = Service(database: database, server: server, client: client, ingestPool: ingestPool)
             func shutDown() async {
@@ -107,6 +109,30 @@ import Testing
             let response = try await service.post("/webhook/apple", Self.appleBody, host: "stranger.test")
             #expect(response.status == 404)
             #expect(try await service.jobCount() == 0)
+        }
+    }
+
+    @Test(arguments: ["bad_host.test", "billing.test:80x", "[::1]"])
+    func malformedHostGets400SayingSoAndNothingIsStored(host: String) async throws {
+        try await withService { (service: Service) async throws in
+            let response = try await service.post("/webhook/apple", Self.appleBody, host: host)
+            #expect(response.status == 400)
+            #expect(String(decoding: response.body, as: UTF8.self) == #"{"error":"malformed Host header"}"#)
+            #expect(try await service.jobCount() == 0)
+        }
+    }
+
+    @Test func requestsTheServerRefusesItselfAreCountedUnderFixedLabels() async throws {
+        try await withService { (service: Service) async throws in
+            let oversized = Data(repeating: UInt8(ascii: " "), count: 64 * 1024 + 1)
+            #expect(try await service.post("/webhook/apple", oversized).status == 413)
+            #expect(try await service.get("/webhook/apple").status == 405)
+            #expect(try await service.get("/no/such/path").status == 404)
+            let text = String(decoding: try await service.get("/metrics").body, as: UTF8.self)
+            #expect(text.contains(#"storesync_http_requests_total{route="/webhook/apple",status="413"} 1"#))
+            #expect(text.contains(#"storesync_http_requests_total{route="/webhook/apple",status="405"} 1"#))
+            #expect(text.contains(#"storesync_http_requests_total{route="unmatched",status="404"} 1"#))
+            #expect(!text.contains("/no/such/path"))
         }
     }
 

@@ -301,6 +301,36 @@ struct PostgresConnectionTests {
         }
     }
 
+    @Test("connect turns on TCP keepalives and a TCP user timeout, so a vanished server fails a statement in seconds")
+    func livenessDefaults() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            try await withDirectConnection(db.url) { connection in
+                #expect(await connection.setting("keepalives") == "1")
+                #expect(await connection.setting("keepalives_idle") == "10")
+                #expect(await connection.setting("keepalives_interval") == "5")
+                #expect(await connection.setting("keepalives_count") == "3")
+                #expect(await connection.setting("tcp_user_timeout") == "10000")
+                #expect(await connection.setting("no_such_setting") == nil)
+            }
+        }
+    }
+
+    @Test("the URL's own keepalive and TCP user timeout settings win over the defaults")
+    func livenessOverrides() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let separator = db.url.contains("?") ? "&" : "?"
+            let url = db.url + separator + "keepalives_idle=30&tcp_user_timeout=2500&keepalives=0"
+            try await withDirectConnection(url) { connection in
+                #expect(await connection.setting("keepalives") == "0")
+                #expect(await connection.setting("keepalives_idle") == "30")
+                #expect(await connection.setting("tcp_user_timeout") == "2500")
+                #expect(await connection.setting("keepalives_count") == "3")
+                let one: Int = try await connection.scalar("SELECT 1")
+                #expect(one == 1)
+            }
+        }
+    }
+
     // MARK: - Lost connections
 
     @Test("connecting to a port nobody listens on fails with .connectionLost")

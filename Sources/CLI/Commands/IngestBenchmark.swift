@@ -27,6 +27,7 @@ enum IngestBenchmark {
         let commits = Task { await ingest.run() }
         var configuration = HTTPServerConfiguration()
         configuration.maxConnections = max(512, connections * 2)
+        configuration.maxConnectionsPerClient = nil  // every benchmark connection comes from loopback
         let server = try HTTPServer(configuration: configuration, router: router)
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.timeout = .seconds(30)

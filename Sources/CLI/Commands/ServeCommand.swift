@@ -42,7 +42,9 @@ struct ServeCommand: Command {
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
         OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
-        let server = try HTTPServer(configuration: listen.serverConfiguration, router: router)
+        var serverConfiguration = listen.serverConfiguration
+        serverConfiguration.onRejection = { ingest.count($0) }
+        let server = try HTTPServer(configuration: serverConfiguration, router: router)
         let logger = Logger(component: "serve")
         logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port))])
 

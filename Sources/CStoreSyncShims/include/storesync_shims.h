@@ -89,6 +89,8 @@ struct storesync_mhd_options {
     const struct sockaddr *address;
     unsigned int connection_timeout_seconds;
     unsigned int connection_limit;
+    /// 0 for no per-client-address limit.
+    unsigned int per_ip_connection_limit;
     /// PEM certificate and key; both NULL for plain HTTP.
     const char *tls_certificate_pem;
     const char *tls_key_pem;
@@ -103,6 +105,9 @@ struct storesync_mhd_options {
 };
 
 struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options *options);
+
+/// MHD_set_connection_option(MHD_CONNECTION_OPTION_TIMEOUT) (variadic): the idle timeout of one connection.
+enum MHD_Result storesync_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds);
 
 /// The port the daemon is bound to (MHD_get_daemon_info is variadic); 0 if unknown.
 uint16_t storesync_mhd_bound_port(struct MHD_Daemon *daemon);

@@ -42,6 +42,7 @@ public final class PlaySimulator: Sendable {
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
+        serverConfiguration.maxConnectionsPerClient = nil  // its clients (workers, benchmarks) share one address
         server = try HTTPServer(configuration: serverConfiguration, router: router)
         port = server.port
         let urlHost = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
