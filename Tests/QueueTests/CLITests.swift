@@ -27,6 +27,7 @@ import Testing
         (["work", "--lease-duration", "1e17s"], "lease duration must be between 0.1 seconds and 86400.0 seconds"),
         (["work", "--poll-interval", "1e308d"], "poll interval must be between"),
         (["serve", "--grace-period", "1e300"], "grace period must be between 0.0 seconds and 600.0 seconds, got \"1e300\""),
+        (["serve", "--max-connections-per-client", "-1"], "--max-connections-per-client must be an integer in 0...100000"),
         (["work", "--bogus"], "unknown option --bogus"),
         (["dead-letters", "retry"], "retry needs IDs or --all"),
         (["dead-letters", "retry", "--all", "7"], "retry needs IDs or --all"),

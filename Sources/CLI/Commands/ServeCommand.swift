@@ -12,7 +12,7 @@ struct ServeCommand: Command {
     static let name = "serve"
     static let summary = "run the webhook endpoints: store each store notification as a job, answer 200 once committed"
     static let usage = """
-        usage: storesync serve [--listen HOST:PORT] [--grace-period D]
+        usage: storesync serve [--listen HOST:PORT] [--grace-period D] [--max-connections-per-client N]
 
         Serves POST /webhook/apple and POST /webhook/google-play for every account (found by the Host
         header), plus GET /healthz, /readyz and /metrics. Bodies over 64 KiB get 413; bodies that are not JSON
@@ -22,6 +22,9 @@ struct ServeCommand: Command {
 
           --listen HOST:PORT   env STORESYNC_LISTEN        default 0.0.0.0:8080 (port 0 picks a free port)
           --grace-period D     env STORESYNC_GRACE_PERIOD  default 10s
+          --max-connections-per-client N
+                               env STORESYNC_MAX_CONNECTIONS_PER_CLIENT  default 64, 0 = no limit
+                               (behind a reverse proxy every client has the proxy's address: raise it or use 0)
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -29,6 +32,9 @@ struct ServeCommand: Command {
                                 "--listen")
         let grace = try Parse.duration(try arguments.option("--grace-period") ?? environment.string("STORESYNC_GRACE_PERIOD")
                                            ?? "10s", "grace period", range: .zero...(.seconds(600)))
+        let perClient = try Parse.int(try arguments.option("--max-connections-per-client")
+                                          ?? environment.string("STORESYNC_MAX_CONNECTIONS_PER_CLIENT") ?? "64",
+                                      "--max-connections-per-client", range: 0...100_000)
         try arguments.finish()
         var postgres = try environment.postgres(defaultSize: 8, applicationName: "storesync-serve")
         postgres.acquireTimeout = .seconds(2)
@@ -44,6 +50,7 @@ struct ServeCommand: Command {
         OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
         var serverConfiguration = listen.serverConfiguration
         serverConfiguration.onRejection = { ingest.count($0) }
+        serverConfiguration.maxConnectionsPerClient = perClient == 0 ? nil : perClient
         let server = try HTTPServer(configuration: serverConfiguration, router: router)
         let logger = Logger(component: "serve")
         logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port))])
