@@ -10,8 +10,10 @@ public struct Finish: Sendable {
     public enum Result: Sendable {
         /// Done; the job row is deleted. `outcome` is a short word for logs and metrics.
         case completed(outcome: String)
-        /// Run again at `runAt`; `error` is appended to the job's error history.
-        case retry(error: String, runAt: Date)
+        /// Run again once `after` has passed; `error` is appended to the job's error history. A delay, not a
+        /// time: the queue adds it to the database's `now()`, the clock the lease query compares `run_at` with,
+        /// so a worker whose clock is off cannot make its retries fire early (or late).
+        case retry(error: String, after: Duration)
         /// Never going to succeed: move to `dead_letters` with `reason`.
         case deadLetter(reason: String)
     }
@@ -38,7 +40,8 @@ public struct Finish: Sendable {
 /// What actually happened to a `Finish` once committed.
 public enum FinishReport: Sendable, Equatable {
     case completed(outcome: String)
-    case retried(runAt: Date)
+    /// Due again after this delay, counted on the database's clock.
+    case retried(after: Duration)
     case deadLettered(reason: String)
     /// The lease was lost (expired and taken by another worker, or released); nothing was written.
     case leaseLost
@@ -46,7 +49,7 @@ public enum FinishReport: Sendable, Equatable {
     case writesFailed(error: String, then: Then)
 
     public enum Then: Sendable, Equatable {
-        case retried(runAt: Date)
+        case retried(after: Duration)
         case deadLettered(reason: String)
     }
 }

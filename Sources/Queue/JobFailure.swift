@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// A failure a job handler (or its writes) reports, saying whether trying again can help.
 /// Any other error thrown by a handler counts as retryable: an unknown failure gets the benefit of the
@@ -16,7 +15,8 @@ public struct JobFailure: Error, CustomStringConvertible, Sendable {
 
     public let code: Code
     public let message: String
-    /// A wait the failing party asked for (`Retry-After`), which overrides the backoff schedule.
+    /// A wait the failing party asked for (`Retry-After`): the retry waits at least this long, and at least
+    /// its backoff (see `RetryPolicy`), since it uses up an attempt either way.
     public let retryAfter: Duration?
 
     public static func retryable(_ message: String, retryAfter: Duration? = nil) -> JobFailure {
@@ -32,9 +32,11 @@ public struct JobFailure: Error, CustomStringConvertible, Sendable {
 
 extension Finish.Result {
     /// What a failed attempt turns into: a dead letter when the failure is permanent or the attempts are
-    /// used up, otherwise a retry at the policy's (or the failure's own) time.
-    public static func after(_ error: any Error, attempt: Int, maxAttempts: Int, policy: RetryPolicy,
-                             now: Date = Date()) -> Finish.Result {
+    /// used up, otherwise a retry after the policy's delay, which the queue adds to the database's clock.
+    ///
+    /// A transaction that lost a race (deadlock, serialization) gets no shortcut: it would succeed when simply
+    /// run again, but a race that keeps recurring must not spend the attempts any faster than other failures.
+    public static func after(_ error: any Error, attempt: Int, maxAttempts: Int, policy: RetryPolicy) -> Finish.Result {
         let failure = error as? JobFailure
         let message = failure?.message ?? String(describing: error)
         if failure?.code == .permanent {
@@ -43,9 +45,6 @@ extension Finish.Result {
         guard attempt < maxAttempts else {
             return .deadLetter(reason: "gave up after \(attempt) attempts; last error: \(message)")
         }
-        // A transaction that lost a race (deadlock, serialization) succeeds when simply run again: no backoff.
-        let raced = (error as? PostgresError)?.code == .serializationFailure
-        let delay = policy.delay(afterAttempt: attempt, retryAfter: failure?.retryAfter ?? (raced ? .seconds(1) : nil))
-        return .retry(error: message, runAt: now.addingTimeInterval(delay.seconds))
+        return .retry(error: message, after: policy.delay(afterAttempt: attempt, retryAfter: failure?.retryAfter))
     }
 }

@@ -129,7 +129,7 @@ public struct JobQueue: Sendable {
                 if case .retry = result, let key = finish.serialKey { failedKeys[key] = error }
                 let message = (error as? JobFailure)?.message ?? String(describing: error)
                 switch result {
-                case .retry(_, let runAt): reports[index] = .writesFailed(error: message, then: .retried(runAt: runAt))
+                case .retry(_, let delay): reports[index] = .writesFailed(error: message, then: .retried(after: delay))
                 case .deadLetter(let reason): reports[index] = .writesFailed(error: message, then: .deadLettered(reason: reason))
                 case .completed: break
                 }
@@ -137,12 +137,12 @@ public struct JobQueue: Sendable {
         }
 
         var completed: [(Int, LeaseRef)] = []
-        var retried: [(Int, LeaseRef, String, Date)] = []
+        var retried: [(Int, LeaseRef, String, Duration)] = []
         var dead: [(Int, LeaseRef, String)] = []
         for (index, finish) in batch.enumerated() where reports[index] != .leaseLost {
             switch results[index] {
             case .completed: completed.append((index, finish.lease))
-            case .retry(let error, let runAt): retried.append((index, finish.lease, error, runAt))
+            case .retry(let error, let delay): retried.append((index, finish.lease, error, delay))
             case .deadLetter(let reason): dead.append((index, finish.lease, reason))
             }
         }
@@ -162,14 +162,14 @@ public struct JobQueue: Sendable {
         if !retried.isEmpty {
             let updated = try leases(connection.query(Statements.retry, [
                 owner, PostgresArray(retried.map(\.1.id)), PostgresArray(retried.map(\.1.attempt)),
-                PostgresArray(retried.map(\.3)), PostgresArray(retried.map(\.2)),
+                PostgresArray(retried.map(\.3.milliseconds)), PostgresArray(retried.map(\.2)),
             ]))
-            for (index, lease, _, runAt) in retried {
+            for (index, lease, _, delay) in retried {
                 guard updated.contains(lease) else {
                     reports[index] = .leaseLost
                     continue
                 }
-                if reports[index] == nil { reports[index] = .retried(runAt: runAt) }
+                if reports[index] == nil { reports[index] = .retried(after: delay) }
             }
         }
         if !dead.isEmpty {

@@ -2,10 +2,13 @@ import Foundation
 
 /// When a failed job runs again.
 ///
-/// Retry n (after failed attempt n) waits `min(base × 2^(n−1), cap)`, jittered by ±`jitter`, unless the
-/// failure carried a `retry after` hint (HTTP 429 / 503), which wins, clamped to `hintRange`. The defaults
-/// (10 s doubling to a 2 h cap, ±20 %, 25 attempts) keep retrying for about 31 hours — at least 24.7 hours
-/// even with the jitter always at its low end — because store outages last hours.
+/// Retry n (after failed attempt n) waits `min(base × 2^(n−1), cap)`, jittered by ±`jitter`. A `retry after`
+/// hint (HTTP 429 / 503, a busy lineage), clamped to `hintRange`, can only lengthen that wait, never shorten
+/// it: every retry uses up an attempt, so a short hint repeated on every failure (`Retry-After: 1` all through
+/// an hours-long outage) would otherwise spend all the attempts within a minute and dead-letter a job that
+/// only needed the outage to end. The defaults (10 s doubling to a 2 h cap, ±20 %, 25 attempts) keep retrying
+/// for about 31 hours — more than 24.6 hours even with the jitter always at its low end, hints or not —
+/// because store outages last hours.
 public struct RetryPolicy: Sendable {
     public var base: Duration = .seconds(10)
     public var cap: Duration = .seconds(7200)
@@ -21,15 +24,14 @@ public struct RetryPolicy: Sendable {
         return grown > cap ? cap : grown
     }
 
-    /// The wait before the next attempt, honouring `retryAfter` when the failure named one.
+    /// The wait before the next attempt: the jittered backoff, or `retryAfter` (clamped to `hintRange`) when
+    /// the failure named a longer one, so a job never runs before the failing party asked.
     public func delay<G: RandomNumberGenerator>(afterAttempt attempt: Int, retryAfter: Duration?,
                                                 using generator: inout G) -> Duration {
-        if let retryAfter {
-            return min(max(retryAfter, hintRange.lowerBound), hintRange.upperBound)
-        }
-        let nominal = nominalDelay(afterAttempt: attempt)
         let factor = 1 + Double.random(in: -jitter...jitter, using: &generator)
-        return nominal * factor
+        let backoff = nominalDelay(afterAttempt: attempt) * factor
+        guard let retryAfter else { return backoff }
+        return max(min(max(retryAfter, hintRange.lowerBound), hintRange.upperBound), backoff)
     }
 
     public func delay(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {

@@ -73,11 +73,15 @@ enum Statements {
         RETURNING j.id, j.attempt
         """
 
+    /// The delay is added to the database's `now()`, never sent as a time read off the worker's clock: the
+    /// lease query compares `run_at` with `now()`, and a worker 5 minutes slow would otherwise make every
+    /// backoff shorter than that fire at once.
     static let retry = """
         UPDATE jobs j
-        SET run_at = f.run_at, lease_owner = NULL, leased_at = NULL, lease_deadline = NULL, last_error = f.error,
+        SET run_at = now() + f.delay_ms * interval '1 millisecond',
+            lease_owner = NULL, leased_at = NULL, lease_deadline = NULL, last_error = f.error,
             errors = j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', $1::text, 'error', f.error)
-        FROM unnest($2::bigint[], $3::integer[], $4::timestamptz[], $5::text[]) AS f(id, attempt, run_at, error)
+        FROM unnest($2::bigint[], $3::integer[], $4::bigint[], $5::text[]) AS f(id, attempt, delay_ms, error)
         WHERE j.id = f.id AND j.attempt = f.attempt AND j.lease_owner = $1
         RETURNING j.id, j.attempt
         """

@@ -185,9 +185,9 @@ public final class Worker: Sendable {
         switch report {
         case .completed(let outcome)?:
             logger.debug("job completed", ["outcome": .string(outcome), "duration_ms": millis])
-        case .retried(let runAt)?:
+        case .retried(let delay)?:
             logger.warning("job failed; will retry", ["outcome": "retry", "duration_ms": millis,
-                                                      "retry_at": .string("\(runAt)")])
+                                                      "retry_in_ms": .int(Int(delay.milliseconds))])
         case .deadLettered(let reason)?:
             logger.error("job dead-lettered", ["outcome": "dead_letter", "reason": .string(reason), "duration_ms": millis])
         case .writesFailed(let error, let then)?:

@@ -230,6 +230,6 @@ import Testing
 enum ResyncPlannerProbe {
     static func enqueue(_ pipeline: Pipeline, lineage: String? = nil, on db: isolated PostgresConnection) throws -> Int {
         try ResyncPlanner.enqueue(connection: pipeline.connection, lineage: lineage, batch: "test", reason: "test",
-                                  start: Date(), settings: ResyncSettings(), on: db)
+                                  settings: ResyncSettings(), on: db)
     }
 }

@@ -10,13 +10,6 @@ import Testing
         #expect(RetryPolicy().nominalDelay(afterAttempt: attempt) == .seconds(seconds))
     }
 
-    @Test func defaultAttemptsKeepRetryingForAtLeastADayEvenWithMinimalJitter() {
-        let policy = RetryPolicy()
-        // 25 attempts means 24 waits; take every wait at the low end of its jitter.
-        let total = (1..<25).map { policy.nominalDelay(afterAttempt: $0).seconds * (1 - policy.jitter) }.reduce(0, +)
-        #expect(total >= 24 * 3600)
-    }
-
     @Test(arguments: 1...30)
     func jitterStaysWithinTwentyPercent(attempt: Int) {
         let policy = RetryPolicy()
@@ -28,13 +21,49 @@ import Testing
         }
     }
 
+    /// A hint longer than the backoff wins; a shorter one leaves the backoff alone; either way the hint is
+    /// first clamped to the policy's range. No jitter, so each row has one answer.
     @Test(arguments: [
-        (Duration.seconds(30), Duration.seconds(30)),
-        (Duration.milliseconds(10), Duration.seconds(1)),
-        (Duration.seconds(100_000), Duration.seconds(6 * 3600)),
+        (1, Duration.seconds(600), Duration.seconds(600)),
+        (3, Duration.seconds(41), Duration.seconds(41)),
+        (1, Duration.seconds(1), Duration.seconds(10)),
+        (7, Duration.seconds(30), Duration.seconds(640)),
+        (25, Duration.seconds(3600), Duration.seconds(7200)),
+        (1, Duration.seconds(100_000), Duration.seconds(6 * 3600)),
+        (25, Duration.seconds(100_000), Duration.seconds(6 * 3600)),
     ])
-    func retryAfterHintWinsWithinBounds(hint: Duration, expected: Duration) {
-        #expect(RetryPolicy().delay(afterAttempt: 7, retryAfter: hint) == expected)
+    func retryAfterHintLengthensButNeverShortensTheBackoff(attempt: Int, hint: Duration, expected: Duration) {
+        var policy = RetryPolicy()
+        policy.jitter = 0
+        #expect(policy.delay(afterAttempt: attempt, retryAfter: hint) == expected)
+    }
+
+    @Test(arguments: [Duration.zero, .milliseconds(10), .milliseconds(999)])
+    func hintsBelowTheRangeAreRaisedToItsFloor(hint: Duration) {
+        var policy = RetryPolicy()
+        policy.base = .milliseconds(1)
+        policy.jitter = 0
+        #expect(policy.delay(afterAttempt: 1, retryAfter: hint) == .seconds(1))
+    }
+
+    /// Every retry uses up an attempt, so a short hint on every failure (a busy lineage's 1 s, a store's
+    /// `Retry-After: 1` all through an outage) must not bring the last attempt any closer than the backoff does.
+    @Test(arguments: [nil, Duration.seconds(1), .seconds(5), .seconds(60)])
+    func defaultAttemptsSpanMoreThanADayWhateverShortHintEveryFailureCarries(hint: Duration?) {
+        let policy = RetryPolicy()
+        var lowestJitter = LowestJitter()
+        #expect(abs(policy.delay(afterAttempt: 1, retryAfter: nil, using: &lowestJitter).seconds - 8) < 0.001)
+        // 25 attempts means 24 waits.
+        let total = (1..<25).map { policy.delay(afterAttempt: $0, retryAfter: hint, using: &lowestJitter).seconds }
+            .reduce(0, +)
+        #expect(total >= 24.6 * 3600)
+    }
+
+    @Test func aShortHintOnALateAttemptStillWaitsTheBackoff() {
+        let busy = JobFailure.retryable("lineage L is being applied by another transaction", retryAfter: .seconds(1))
+        let result = Finish.Result.after(busy, attempt: 10, maxAttempts: 25, policy: RetryPolicy())
+        guard case .retry(_, let delay) = result else { Issue.record("expected a retry, got \(result)"); return }
+        #expect(delay >= .seconds(5120 * 0.8) && delay <= .seconds(5120 * 1.2))
     }
 
     @Test func permanentFailureDeadLettersAtOnce() {
@@ -51,9 +80,14 @@ import Testing
 
     @Test func unknownErrorsAreRetried() {
         struct Unexpected: Error {}
-        let now = Date()
-        let result = Finish.Result.after(Unexpected(), attempt: 1, maxAttempts: 25, policy: RetryPolicy(), now: now)
-        guard case .retry(_, let runAt) = result else { Issue.record("expected a retry, got \(result)"); return }
-        #expect(runAt.timeIntervalSince(now) >= 8 && runAt.timeIntervalSince(now) <= 12)
+        let result = Finish.Result.after(Unexpected(), attempt: 1, maxAttempts: 25, policy: RetryPolicy())
+        guard case .retry(_, let delay) = result else { Issue.record("expected a retry, got \(result)"); return }
+        #expect(delay >= .seconds(8) && delay <= .seconds(12))
     }
+}
+
+/// Draws (about) the low end of every random range: the jitter that makes the retry schedule shortest.
+/// 1, not 0: bounded draws reject 0 and would ask again forever; 1 maps to the range's first value.
+private struct LowestJitter: RandomNumberGenerator {
+    mutating func next() -> UInt64 { 1 }
 }

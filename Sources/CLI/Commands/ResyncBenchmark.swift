@@ -69,7 +69,7 @@ enum ResyncBenchmark {
         let settings = sync.resync
         let added = try await pool.transaction { db in
             try ResyncPlanner.enqueue(connection: connection, batch: "bench-\(UUID().uuidString)", reason: "bench",
-                                      start: Date(), settings: settings, on: db)
+                                      settings: settings, on: db)
         }
         guard added == purchases else { throw BenchError("planned \(added) resyncs for \(purchases) purchases") }
         let kind = ResyncPlanner.jobKind(for: store)

@@ -38,7 +38,7 @@ struct SyncCommand: Command {
                 }
                 let batch = "manual-\(Int64(Date().timeIntervalSince1970 * 1000))"
                 return try ResyncPlanner.enqueue(connection: connection, lineage: lineage, batch: batch, reason: "manual",
-                                                 start: Date(), settings: settings, priority: -5, on: db)
+                                                 settings: settings, priority: -5, on: db)
             }
         }
         Output.print(json ? Output.Value.object([("enqueued", .int(added))]).text : "\(added) resync job(s) enqueued")

@@ -25,7 +25,7 @@ public struct DailySyncHandler: JobHandler {
         for connection in connections {
             let added = try await context.pool.transaction { db -> Int? in
                 guard try Self.markPlanned(connectionID: connection.id, day: period, on: db) else { return nil }
-                return try ResyncPlanner.enqueue(connection: connection, batch: period, reason: "daily", start: Date(),
+                return try ResyncPlanner.enqueue(connection: connection, batch: period, reason: "daily",
                                                  settings: settings, on: db)
             }
             guard let added else {

@@ -41,15 +41,19 @@ public enum ResyncPlanner {
     /// Enqueues one resync per live lineage (or just `lineage`), the first due at `start`; `batch` names the
     /// run in the unique keys (`2026-11-29` for the daily run) so running it again adds nothing. Returns how
     /// many jobs were added.
+    ///
+    /// `start` nil means the database's `now()`, the clock the lease query compares `run_at` with: a start
+    /// read off a host clock running behind would make the batch's first minutes all due at once, the burst
+    /// the spacing is there to prevent.
     public static func enqueue(connection: StoreConnection, lineage: String? = nil, batch: String, reason: String,
-                               start: Date, settings: ResyncSettings, priority: Int16 = priority,
+                               start: Date? = nil, settings: ResyncSettings, priority: Int16 = priority,
                                on db: isolated PostgresConnection) throws -> Int {
         let spacingMicroseconds = Int64((1_000_000 / rate(for: connection, share: settings.rateShare)).rounded())
         let added = try db.query("""
             INSERT INTO jobs (kind, payload, priority, run_at, unique_key)
             SELECT $2::text, jsonb_build_object('connection_id', p.connection_id, 'lineage', p.lineage, 'reason', $3::text),
                    $4::smallint,
-                   $5::timestamptz + (row_number() OVER (ORDER BY p.id) - 1) * ($6::bigint * interval '1 microsecond'),
+                   coalesce($5::timestamptz, now()) + (row_number() OVER (ORDER BY p.id) - 1) * ($6::bigint * interval '1 microsecond'),
                    'resync:' || $7::text || ':' || p.connection_id || ':' || md5(p.lineage)
             FROM store_purchases p
             WHERE p.connection_id = $1
