@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// A failure a job handler (or its writes) reports, saying whether trying again can help.
 /// Any other error thrown by a handler counts as retryable: an unknown failure gets the benefit of the
@@ -34,8 +35,9 @@ extension Finish.Result {
     /// What a failed attempt turns into: a dead letter when the failure is permanent or the attempts are
     /// used up, otherwise a retry after the policy's delay, which the queue adds to the database's clock.
     ///
-    /// A transaction that lost a race (deadlock, serialization) gets no shortcut: it would succeed when simply
-    /// run again, but a race that keeps recurring must not spend the attempts any faster than other failures.
+    /// A transaction that lost a race (deadlock, serialization) succeeds when simply run again: it carries a
+    /// 1 s hint, which the policy follows only for its first few retries, so a race that keeps recurring does
+    /// not spend the attempts any faster than other failures.
     public static func after(_ error: any Error, attempt: Int, maxAttempts: Int, policy: RetryPolicy) -> Finish.Result {
         let failure = error as? JobFailure
         let message = failure?.message ?? String(describing: error)
@@ -45,6 +47,8 @@ extension Finish.Result {
         guard attempt < maxAttempts else {
             return .deadLetter(reason: "gave up after \(attempt) attempts; last error: \(message)")
         }
-        return .retry(error: message, after: policy.delay(afterAttempt: attempt, retryAfter: failure?.retryAfter))
+        let raced = (error as? PostgresError)?.code == .serializationFailure
+        let hint = failure?.retryAfter ?? (raced ? .seconds(1) : nil)
+        return .retry(error: message, after: policy.delay(afterAttempt: attempt, retryAfter: hint))
     }
 }

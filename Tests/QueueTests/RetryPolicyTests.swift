@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import Queue
 import Testing
 
@@ -26,13 +27,16 @@ import Testing
     @Test(arguments: [
         (1, Duration.seconds(600), Duration.seconds(600)),
         (3, Duration.seconds(41), Duration.seconds(41)),
-        (1, Duration.seconds(1), Duration.seconds(10)),
+        (1, Duration.seconds(1), Duration.seconds(1)),
+        (3, Duration.seconds(1), Duration.seconds(1)),
+        (4, Duration.seconds(1), Duration.seconds(80)),
         (7, Duration.seconds(30), Duration.seconds(640)),
         (25, Duration.seconds(3600), Duration.seconds(7200)),
         (1, Duration.seconds(100_000), Duration.seconds(6 * 3600)),
         (25, Duration.seconds(100_000), Duration.seconds(6 * 3600)),
     ])
-    func retryAfterHintLengthensButNeverShortensTheBackoff(attempt: Int, hint: Duration, expected: Duration) {
+    func aHintIsFollowedOnTheFirstRetriesAndAfterThemOnlyLengthensTheBackoff(attempt: Int, hint: Duration,
+                                                                             expected: Duration) {
         var policy = RetryPolicy()
         policy.jitter = 0
         #expect(policy.delay(afterAttempt: attempt, retryAfter: hint) == expected)
@@ -64,6 +68,15 @@ import Testing
         let result = Finish.Result.after(busy, attempt: 10, maxAttempts: 25, policy: RetryPolicy())
         guard case .retry(_, let delay) = result else { Issue.record("expected a retry, got \(result)"); return }
         #expect(delay >= .seconds(5120 * 0.8) && delay <= .seconds(5120 * 1.2))
+    }
+
+    /// A lost race succeeds when run again: 1 s on the first retries, the backoff once it keeps recurring.
+    @Test(arguments: [(1, 1.0...1.0), (3, 1.0...1.0), (10, 5120 * 0.8...5120 * 1.2)])
+    func aSerializationFailureRetriesSoonThenBacksOff(attempt: Int, seconds: ClosedRange<Double>) {
+        let raced = PostgresError(.serializationFailure, message: "could not serialize access")
+        let result = Finish.Result.after(raced, attempt: attempt, maxAttempts: 25, policy: RetryPolicy())
+        guard case .retry(_, let delay) = result else { Issue.record("expected a retry, got \(result)"); return }
+        #expect(seconds.contains(delay.seconds), "\(delay)")
     }
 
     @Test func permanentFailureDeadLettersAtOnce() {
