@@ -4,8 +4,8 @@ import Foundation
 ///
 /// libmicrohttpd holds one retained reference as the request's context (taken in the URI log callback,
 /// released in the completion callback, which it always calls); a running handler task holds another.
-/// `headersSeen`, `body`, `bodyDeadline`, `timeoutShortened` and `route` are touched only on libmicrohttpd's thread; `phase` is
-/// guarded by its mutex.
+/// `headersSeen`, `body`, `bodyDeadline`, `timeoutShortened` and `route` are touched only on libmicrohttpd's
+/// thread; `phase` is guarded by its mutex.
 final class ServerExchange: @unchecked Sendable {
     enum Phase: Sendable {
         /// Headers or body are still arriving.

@@ -7,9 +7,9 @@ import Foundation
 /// `shortHintAttempts` retries — contention that clears in a second should not wait ten — and after that can
 /// only lengthen the wait, never shorten it: every retry uses up an attempt, so a short hint repeated on every
 /// failure (`Retry-After: 1` all through an hours-long outage) would otherwise spend all the attempts within a
-/// minute and dead-letter a job that only needed the outage to end. The defaults (10 s doubling to a 2 h cap, ±20 %, 25 attempts) keep retrying
-/// for about 31 hours — more than 24.6 hours even with the jitter always at its low end, hints or not —
-/// because store outages last hours.
+/// minute and dead-letter a job that only needed the outage to end. The defaults (10 s doubling to a 2 h cap,
+/// ±20 %, 25 attempts) keep retrying for about 31 hours — more than 24.6 hours even with the jitter always at
+/// its low end, hints or not — because store outages last hours.
 public struct RetryPolicy: Sendable {
     public var base: Duration = .seconds(10)
     public var cap: Duration = .seconds(7200)

@@ -53,7 +53,8 @@ public enum ResyncPlanner {
             INSERT INTO jobs (kind, payload, priority, run_at, unique_key)
             SELECT $2::text, jsonb_build_object('connection_id', p.connection_id, 'lineage', p.lineage, 'reason', $3::text),
                    $4::smallint,
-                   coalesce($5::timestamptz, now()) + (row_number() OVER (ORDER BY p.id) - 1) * ($6::bigint * interval '1 microsecond'),
+                   coalesce($5::timestamptz, now())
+                       + (row_number() OVER (ORDER BY p.id) - 1) * ($6::bigint * interval '1 microsecond'),
                    'resync:' || $7::text || ':' || p.connection_id || ':' || md5(p.lineage)
             FROM store_purchases p
             WHERE p.connection_id = $1
