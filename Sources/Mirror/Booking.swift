@@ -12,7 +12,10 @@ enum Booking {
         var reversals: [String] = []
     }
 
-    static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?,
+    /// - Parameters:
+    ///   - bookRefunds: whether the answer's refunds count (see `StoreSnapshot.newerAnswersRelistRefunds`).
+    ///   - reverseMissingRefunds: whether a live refund of a charge the answer shows unrefunded was reversed.
+    static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, bookRefunds: Bool,
                      reverseMissingRefunds: Bool, asOf: Date, on db: isolated PostgresConnection) throws -> Result {
         var result = Result()
         // An answer may list a charge twice (overlapping history pages), and an upsert that meets the same row
@@ -45,7 +48,7 @@ enum Booking {
                   PostgresArray(charges.map(\.periodEnd)), PostgresArray(charges.map(\.reason))])
             .map { try $0.decode(0) }
 
-        let refunded = charges.filter { $0.refund != nil }
+        let refunded = bookRefunds ? charges.filter { $0.refund != nil } : []
         if !refunded.isEmpty {
             // A refund the store shows again after its reversal is live again — but only in an answer newer than
             // the reversal: a late copy of the original refund notification must not undo it. A live one is left.

@@ -85,6 +85,7 @@ public enum Mirror {
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
+                               bookRefunds: fresh || !snapshot.newerAnswersRelistRefunds,
                                reverseMissingRefunds: fresh && known.refundsToReverse, asOf: snapshot.asOf, on: db)
 
         let replaced = try PurchaseTokens.record(snapshot, purchaseID: purchaseID, connectionID: connection.id, on: db)

@@ -90,6 +90,11 @@ public struct StoreSnapshot: Sendable {
     public var replacedTokens: [String]
     /// Google: a production purchase the store still waits to have acknowledged.
     public let needsAcknowledgement: Bool
+    /// Every newer answer of the store lists again each charge whose refund changed since the point it reads
+    /// from (Apple's history revisions), and the mirror stores that point only with a fresh answer. So a refund
+    /// that only an answer older than the mirror's state shows is booked already, or was reversed since: the
+    /// mirror must not book it. Off for Google, whose refunds (voided orders) are final whenever they are seen.
+    public let newerAnswersRelistRefunds: Bool
     /// When the store's answer was true; an older snapshot never overwrites a newer one.
     public let asOf: Date
     public let source: SnapshotSource
@@ -99,8 +104,8 @@ public struct StoreSnapshot: Sendable {
     public init(store: Store, lineage: String, environment: StoreEnvironment, productID: String, basePlanID: String?,
                 state: StoreState, periodStart: Date?, expiresAt: Date?, graceEndsAt: Date?, autoRenew: Bool,
                 inFreeTrial: Bool, ownership: Ownership, accountToken: String?, charges: [StoreCharge],
-                purchaseToken: String? = nil, replacedTokens: [String] = [], needsAcknowledgement: Bool = false, asOf: Date, source: SnapshotSource,
-                raw: String) {
+                purchaseToken: String? = nil, replacedTokens: [String] = [], needsAcknowledgement: Bool = false,
+                newerAnswersRelistRefunds: Bool = false, asOf: Date, source: SnapshotSource, raw: String) {
         self.store = store
         self.lineage = lineage
         self.environment = environment
@@ -118,6 +123,7 @@ public struct StoreSnapshot: Sendable {
         self.purchaseToken = purchaseToken
         self.replacedTokens = replacedTokens
         self.needsAcknowledgement = needsAcknowledgement
+        self.newerAnswersRelistRefunds = newerAnswersRelistRefunds
         self.asOf = asOf
         self.source = source
         self.raw = raw

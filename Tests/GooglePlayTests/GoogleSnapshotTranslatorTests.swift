@@ -80,6 +80,7 @@ struct GoogleSnapshotTranslatorTests {
                                                  reason: "purchase", refund: nil)])
         #expect(snapshot.replacedTokens.isEmpty)
         #expect(snapshot.needsAcknowledgement)
+        #expect(!snapshot.newerAnswersRelistRefunds, "a voided order is final whenever it is seen")
         #expect(snapshot.asOf == Play.fetchedAt)
         #expect(snapshot.source == source)
         #expect(snapshot.raw == Play.text(subscription.json))

@@ -541,6 +541,27 @@ import Testing
         }
     }
 
+    /// A refund fetched before its reversal, applied after a newer answer that already shows the charge
+    /// unrefunded (no refund row existed yet): where newer answers re-list refund changes (Apple), the stale
+    /// one is not booked; where refunds are final (Google), it is.
+    @Test(arguments: [true, false])
+    func aRefundOnlyAStaleAnswerShowsIsBookedOnlyWhereRefundsAreNotRelisted(relists: Bool) async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database)
+            let (_, token) = try await fixture.customerWithToken()
+            let reversed = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")], asOfDay: 3,
+                                                                 event: "REFUND_REVERSED", relistsRefunds: relists))
+            let stale = try await fixture.apply(Fake.snapshot(token: token, charges: [
+                Fake.charge("t1", refund: Fake.refund(day: 2)), Fake.charge("t0", day: -30, reason: "renewal"),
+            ], asOfDay: 2, event: "REFUND", relistsRefunds: relists))
+
+            #expect(reversed.chargesBooked == 1 && !stale.applied)
+            #expect(stale.chargesBooked == 1, "the stale answer's new charge is booked either way")
+            #expect(stale.refundsBooked == (relists ? 0 : 1))
+            #expect(try await fixture.count("SELECT count(*) FROM refunds") == (relists ? 0 : 1))
+        }
+    }
+
     // MARK: Ownership, upgrades, timeline, status and money
 
     @Test func familySharedAccessIsMirroredButNeverBooked() async throws {

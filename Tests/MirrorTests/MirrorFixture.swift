@@ -120,11 +120,11 @@ enum Fake {
                          basePlanID: String? = nil, state: StoreState = .active, autoRenew: Bool = true,
                          inFreeTrial: Bool = false, ownership: Ownership = .purchased, token: String?,
                          charges: [StoreCharge] = [], asOfDay: Int = 0, reference: String = "notification-1",
-                         event: String = "SUBSCRIBED/INITIAL_BUY") -> StoreSnapshot {
+                         event: String = "SUBSCRIBED/INITIAL_BUY", relistsRefunds: Bool = false) -> StoreSnapshot {
         StoreSnapshot(store: store, lineage: lineage, environment: environment, productID: product, basePlanID: basePlanID,
                       state: state, periodStart: day(asOfDay), expiresAt: day(asOfDay + 30), graceEndsAt: nil,
                       autoRenew: autoRenew, inFreeTrial: inFreeTrial, ownership: ownership, accountToken: token,
-                      charges: charges, asOf: day(asOfDay),
+                      charges: charges, newerAnswersRelistRefunds: relistsRefunds, asOf: day(asOfDay),
                       source: SnapshotSource(kind: "notification", reference: reference, event: event),
                       raw: #"{"as_of_day": \#(asOfDay), "state": "\#(state.rawValue)"}"#)
     }
