@@ -83,6 +83,9 @@ import Testing
         (["customers", "add", "--account", "1", "--email", "not-an-address"], "--email must be an address"),
         (["customers", "add", "--account", "1", "--name", "a" + String(repeating: "\u{301}", count: 300)],
          "--name must be at most 200 characters (Unicode code points)"),
+        (["customers", "show"], "show needs a CUSTOMER id"),
+        (["customers", "show", "42"], "CUSTOMER must be a UUID"),
+        (["customers", "list"], "unknown action \"list\"; say add or show"),
         (["tokens", "issue"], "--customer is required"),
         (["tokens", "issue", "--customer", "42"], "--customer must be a UUID"),
         (["tokens", "revoke"], "revoke needs a TOKEN"),
@@ -299,6 +302,24 @@ import Testing
             #expect(customer.status == 0, "\(customer.stderr)")
             let customerID = try #require(try Self.object(customer.stdout)["id"] as? String)
             #expect(UUID(uuidString: customerID) != nil)
+
+            let webID: Int64 = try await database.pool.query("""
+                INSERT INTO customer_subscriptions (account_id, customer_id, plan_price_id, source, status)
+                SELECT account_id, id, $2, 'web', 'active' FROM customers WHERE id = $1::uuid RETURNING id
+                """, [customerID, priceID])[0].decode(0)
+            let shown = try await run(["customers", "show", customerID.uppercased()])
+            #expect(shown.status == 0, "\(shown.stderr)")
+            let summary = try Self.object(shown.stdout)
+            #expect(summary["id"] as? String == customerID && summary["email"] as? String == "ann@example.com")
+            let subscriptions = try #require(summary["subscriptions"] as? [[String: Any]])
+            #expect(subscriptions.map { $0["id"] as? Int } == [Int(webID)])
+            #expect(subscriptions.first?["plan"] as? String == "pro" && subscriptions.first?["amount_minor"] as? Int == 999)
+            let entitlements = try #require(summary["entitlements"] as? [[String: Any]])
+            #expect(entitlements.map { $0["key"] as? String } == ["pro", "sync"])
+            #expect(entitlements.allSatisfy { $0["source"] as? String == "web" && $0["expires_at"] is NSNull })
+            let nobody = try await run(["customers", "show", "7f8c1c55-5a4b-4f7e-9b8e-0d3c2a1b0f9e"])
+            #expect(nobody.status == 1)
+            #expect(nobody.stderr == "storesync customers: error: no customer 7f8c1c55-5a4b-4f7e-9b8e-0d3c2a1b0f9e\n")
 
             let issued = try Self.object(try await run(["tokens", "issue", "--customer", customerID]).stdout)
             let token = try #require(issued["account_token"] as? String)

@@ -3,12 +3,16 @@ import Mirror
 
 struct CustomersCommand: Command {
     static let name = "customers"
-    static let summary = "add a SubscriptionFlow customer (for account tokens and linking)"
+    static let summary = "add a SubscriptionFlow customer; show one's subscriptions and entitlements"
     static let usage = """
         usage: storesync customers add --account A [--email E] [--name N] [--json]
+               storesync customers show CUSTOMER
 
-        Adds a customer to account A (its id or webhook host) and prints the customer's id, a UUID, which
-        `storesync tokens issue --customer` takes.
+        add   adds a customer to account A (its id or webhook host) and prints the customer's id, a UUID, which
+              `storesync tokens issue --customer` takes.
+        show  prints, as JSON, the customer's subscriptions from every source and the entitlements they grant
+              now by the product spec's rules (store subscriptions follow the store: active until its expiry,
+              grace until its grace end; on hold, paused, expired and revoked grant nothing).
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -34,10 +38,48 @@ struct CustomersCommand: Command {
             }
             Output.print(json ? Output.Value.object([("id", .string(id))]).text : "customer \(id) added")
             return 0
+        case "show"?:
+            guard let text = arguments.positional() else { throw UsageError("show needs a CUSTOMER id") }
+            try arguments.finish()
+            let customerID = try Parse.uuid(text, "CUSTOMER")
+            let summary = try await environment.withPool { pool in
+                try await pool.run { db in try CustomerSummary.read(customerID: customerID, on: db) }
+            }
+            guard let summary else { throw SetupError(.notFound, "no customer \(customerID)") }
+            Output.print(details(summary).text)
+            return 0
         case let other?:
-            throw UsageError("unknown action \(Parse.quoted(other)); say add")
+            throw UsageError("unknown action \(Parse.quoted(other)); say add or show")
         case nil:
-            throw UsageError("say add")
+            throw UsageError("say add or show")
         }
+    }
+
+    private static func details(_ summary: CustomerSummary) -> Output.Value {
+        func time(_ date: Date?) -> Output.Value { date.map { .string(Output.iso($0)) } ?? .null }
+        func grant(_ grant: EntitlementGrant) -> [(String, Output.Value)] {
+            [("source", .string(grant.source.rawValue)), ("subscription_id", .int(Int(grant.subscriptionID))),
+             ("expires_at", time(grant.expiresAt))]
+        }
+        let subscriptions = summary.subscriptions.map { s in
+            Output.Value.object([
+                ("id", .int(Int(s.id))), ("source", .string(s.source)), ("plan", .string(s.planCode)),
+                ("plan_price", .string(s.priceCode)), ("amount_minor", .int(Int(s.price.minorUnits))),
+                ("currency", .string(s.price.currency)), ("status", .string(s.status)),
+                ("store_state", s.storeState.map { .string($0) } ?? .null), ("current_period_end", time(s.currentPeriodEnd)),
+                ("expires_at", time(s.expiresAt)), ("grace_ends_at", time(s.graceEndsAt)), ("auto_renew", .bool(s.autoRenew)),
+                ("cancelled_at", time(s.cancelledAt)), ("connection_id", s.connectionID.map { .int(Int($0)) } ?? .null),
+                ("lineage", s.lineage.map { .string($0) } ?? .null),
+            ])
+        }
+        let entitlements = summary.entitlements.map { entitlement in
+            Output.Value.object([("key", .string(entitlement.key))] + grant(entitlement.longest)
+                + [("grants", .array(entitlement.grants.map { .object(grant($0)) }))])
+        }
+        return .object([
+            ("id", .string(summary.customerID)), ("account_id", .int(Int(summary.accountID))),
+            ("email", summary.email.map { .string($0) } ?? .null), ("name", .string(summary.name)),
+            ("subscriptions", .array(subscriptions)), ("entitlements", .array(entitlements)),
+        ])
     }
 }
