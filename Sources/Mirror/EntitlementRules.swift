@@ -54,11 +54,8 @@ public enum EntitlementRules {
         let end: Date?
         switch subject.source {
         case .apple, .google:
-            switch subject.storeState {
-            case .active?: end = subject.expiresAt
-            case .grace?: end = subject.graceEndsAt ?? subject.expiresAt
-            case .onHold?, .paused?, .expired?, .revoked?, nil: return nil
-            }
+            guard let state = subject.storeState, state.entitles else { return nil }
+            end = state == .grace ? subject.graceEndsAt ?? subject.expiresAt : subject.expiresAt
         case .web:
             switch subject.status {
             case .active, .trial: end = subject.cancelledAt
