@@ -52,7 +52,7 @@ public struct NotificationRouting: Sendable, Equatable {
         } catch {
             throw AppStoreVerificationError(.invalidFormat, "the payload is not a JSON object: \(error)")
         }
-        let name = ["data", "summary", "appData", "externalPurchaseToken"].first { sections[$0] != nil }
+        let name = Self.sectionPrecedence.first { sections[$0] != nil }
         guard let name, let section = sections[name], let bundle = section.bundleId, !bundle.isEmpty,
               bundle.utf8.count <= 255 else {
             throw AppStoreVerificationError(.invalidFormat, "the payload names no bundleId")
@@ -69,6 +69,11 @@ public struct NotificationRouting: Sendable, Equatable {
         notificationUUID = uuid
         lineage = sections["data"]?.signedTransactionInfo.flatMap(Self.originalTransactionID(of:))
     }
+
+    /// Where the claims come from when a payload (against Apple's word) holds more than one section: the order
+    /// `SignedDataVerifier.verifyNotification` and Apple's libraries check them in, so that routing picks the
+    /// connection by the same `bundleId` the verifier then checks.
+    static let sectionPrecedence = ["data", "summary", "externalPurchaseToken", "appData"]
 
     private static func originalTransactionID(of jws: String) -> String? {
         guard let parts = try? JWSParts(jws) else { return nil }

@@ -25,10 +25,13 @@ import Testing
         [#"{"alg":"ES256"}"#, payload, "sig"].map { Base64URL.encode(Data($0.utf8)) }.joined(separator: ".")
     }
 
-    @Test("the claims come from data, else summary, appData or externalPurchaseToken", arguments: [
+    @Test("the claims come from data, else summary, externalPurchaseToken or appData, as the verifier reads them",
+          arguments: [
         (#"{"data":{"bundleId":"a.b","environment":"Sandbox","appAppleId":7}}"#, "a.b", "Sandbox", 7),
         (#"{"data":null,"summary":{"bundleId":"s.b","environment":"Production"}}"#, "s.b", "Production", nil),
-        (#"{"externalPurchaseToken":{"bundleId":"e.b"},"appData":{"bundleId":"d.b"}}"#, "d.b", nil, nil),
+        (#"{"externalPurchaseToken":{"bundleId":"e.b"},"appData":{"bundleId":"d.b"}}"#, "e.b", "Production", nil),
+        (#"{"appData":{"bundleId":"d.b","environment":"Sandbox"},"summary":{"bundleId":"s.b"}}"#, "s.b", nil, nil),
+        (#"{"appData":{"bundleId":"d.b","environment":"Sandbox"}}"#, "d.b", "Sandbox", nil),
         (#"{"externalPurchaseToken":{"bundleId":"e.b","externalPurchaseId":"SANDBOX_1","appAppleId":4}}"#, "e.b", "Sandbox", 4),
         (#"{"externalPurchaseToken":{"bundleId":"e.b","externalPurchaseId":"4f1c"}}"#, "e.b", "Production", nil),
         (#"{"notificationType":"TEST","data":{"bundleId":"a.b","status":1,"x":[{}]}}"#, "a.b", nil, nil),

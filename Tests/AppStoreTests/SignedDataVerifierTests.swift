@@ -405,6 +405,17 @@ struct SignedDataVerifierTests {
             "appData": ["bundleId": Fixture.bundleID, "appAppleId": Fixture.appAppleID, "environment": "Production"],
         ])
         #expect(try verifier.verifyNotification(try signed(appData), now: Fixture.now).appData?.bundleId == Fixture.bundleID)
+
+        // Both an external purchase token and app data (Apple says never): routing picks the connection by the
+        // bundle the verifier then checks, so a genuine payload is not refused for the other section's bundle.
+        let both = try signed(Payloads.json([
+            "notificationType": "EXTERNAL_PURCHASE_TOKEN", "notificationUUID": "u5", "signedDate": milliseconds(Fixture.signedDate),
+            "externalPurchaseToken": ["externalPurchaseId": "b2158121-7af9", "appAppleId": Fixture.appAppleID,
+                                      "bundleId": Fixture.bundleID],
+            "appData": ["bundleId": "com.example.other", "appAppleId": 1, "environment": "Production"],
+        ]))
+        #expect(try NotificationRouting(unverified: both).bundleID == Fixture.bundleID)
+        _ = try verifier.verifyNotification(both, now: Fixture.now)
     }
 
     @Test("x5c[2] is ignored: trust comes only from the configured roots")
