@@ -11,9 +11,13 @@ public struct HTTPClientError: Error, CustomStringConvertible, Sendable {
         public static let timeout = Code("timeout")
         /// Nothing listens at the address (or a firewall rejected the connection).
         public static let connectionRefused = Code("connection refused")
-        /// The connection broke while sending or receiving, or the server closed it without a response —
-        /// also during the TLS handshake, which OpenSSL reports as libcurl's SSL connect error.
+        /// The connection broke while sending or receiving, or the server closed it without a response.
         public static let connectionReset = Code("connection reset")
+        /// The TLS handshake failed without a verdict on the peer's certificate (libcurl's SSL connect error).
+        /// OpenSSL reports a peer or middlebox dropping the connection mid-handshake this way, which clears up,
+        /// and a peer that never can complete one the same way: an https URL at a plain-HTTP port, no protocol
+        /// version or cipher in common. Retry it, but only a bounded few times.
+        public static let tlsHandshake = Code("tls handshake")
         /// The host name (or proxy name) did not resolve.
         public static let dns = Code("dns")
         /// The peer's certificate was not trusted for this host, or the client's own TLS setup is unusable.
@@ -48,12 +52,9 @@ public struct HTTPClientError: Error, CustomStringConvertible, Sendable {
         case _ where bodyTooLarge: .bodyTooLarge
         case CURLE_OPERATION_TIMEDOUT: .timeout
         case CURLE_COULDNT_CONNECT: .connectionRefused
-        // With OpenSSL, a peer (or a middlebox) resetting or closing the connection mid-handshake is
-        // CURLE_SSL_CONNECT_ERROR, like a handshake that fails outright: only trust failures have codes of
-        // their own, so the shared code counts as the transient one.
-        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2_STREAM,
-             CURLE_SSL_CONNECT_ERROR:
+        case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_HTTP2_STREAM:
             .connectionReset
+        case CURLE_SSL_CONNECT_ERROR: .tlsHandshake
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .dns
         case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
              CURLE_SSL_CACERT_BADFILE, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR,

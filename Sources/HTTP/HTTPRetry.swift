@@ -10,8 +10,9 @@ public enum HTTPRetry: Sendable, Equatable {
     case permanent
 
     /// `nil` for success (2xx, and 3xx which the client does not follow). Retryable: timeouts, refused or
-    /// reset connections, DNS failures, 408, 429 and 5xx — with `Retry-After` (delay-seconds or HTTP-date)
-    /// for 429 and 5xx (503 commonly sends it). Everything else is permanent.
+    /// reset connections, failed TLS handshakes (which may never succeed: bound how often they are retried),
+    /// DNS failures, 408, 429 and 5xx — with `Retry-After` (delay-seconds or HTTP-date) for 429 and 5xx (503
+    /// commonly sends it). Everything else is permanent.
     public static func classify(_ result: Result<HTTPClientResponse, any Error>, now: Date = Date()) -> HTTPRetry? {
         switch result {
         case .success(let response):
@@ -24,7 +25,7 @@ public enum HTTPRetry: Sendable, Equatable {
             }
         case .failure(let error as HTTPClientError):
             switch error.code {
-            case .timeout, .connectionRefused, .connectionReset, .dns: return .retryable(after: nil)
+            case .timeout, .connectionRefused, .connectionReset, .tlsHandshake, .dns: return .retryable(after: nil)
             default: return .permanent
             }
         case .failure: return .permanent

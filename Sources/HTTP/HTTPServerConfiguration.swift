@@ -1,6 +1,8 @@
 /// How the webhook/metrics server listens and what it tolerates from clients.
 public struct HTTPServerConfiguration: Sendable {
-    /// A numeric address or a name resolved once at start; the first address found is bound.
+    /// A numeric address or a name resolved once at start; the first address found is bound. An IPv6 address
+    /// is given without brackets (`ListenAddress` parses `[::1]:8080` into this and `port`); `::` takes IPv4
+    /// clients as well.
     public var host: String = "127.0.0.1"
     /// 0 lets the kernel pick a free port (tests); read the result from `HTTPServer.port`.
     public var port: UInt16 = 0

@@ -28,7 +28,10 @@ final class MHDDaemon: @unchecked Sendable {
             flags |= MHD_USE_TLS.rawValue
         }
         var address = try Self.resolve(host: configuration.host, port: configuration.port)
-        if Int32(address.ss_family) == AF_INET6 { flags |= MHD_USE_IPv6.rawValue }
+        // libmicrohttpd reads the address as a sockaddr_in unless told it is IPv6. Dual stack (the socket's
+        // IPV6_V6ONLY off) makes `::` take IPv4 clients too, as listening on "every address" means elsewhere;
+        // a specific IPv6 address is unaffected.
+        if Int32(address.ss_family) == AF_INET6 { flags |= MHD_USE_DUAL_STACK.rawValue }
 
         let certificate = configuration.tls.flatMap { strdup($0.certificatePEM) }
         let privateKey = configuration.tls.flatMap { strdup($0.privateKeyPEM) }
@@ -50,8 +53,8 @@ final class MHDDaemon: @unchecked Sendable {
         guard let started else {
             Self.release(options: options, certificate: certificate, privateKey: privateKey)
             let reason = messages.isEmpty ? "MHD_start_daemon failed" : messages.joined(separator: "; ")
-            throw HTTPServerError(.cannotListen,
-                                  "cannot listen on \(configuration.host):\(configuration.port): \(reason)")
+            let host = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+            throw HTTPServerError(.cannotListen, "cannot listen on \(host):\(configuration.port): \(reason)")
         }
         self.core = core
         self.options = options
@@ -131,6 +134,10 @@ final class MHDDaemon: @unchecked Sendable {
 
     /// The first address `host` resolves to, with `port`.
     private static func resolve(host: String, port: UInt16) throws -> sockaddr_storage {
+        guard !host.hasPrefix("[") else {
+            throw HTTPServerError(.invalidAddress, "\(host): give an IPv6 host without brackets here (they belong in "
+                                  + "HOST:PORT text, which ListenAddress reads)")
+        }
         var hints = addrinfo()
         hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -73,17 +73,29 @@ public enum WebhookBody {
         }
     }
 
-    /// The account's host from a `Host` header: lowercase, without port, or nil when it is not a host name.
+    /// The account's host from a `Host` header, in the form `accounts add` stores: lowercase, without the port,
+    /// without the one trailing dot of a fully qualified name (`billing.example.com.` is the same host, RFC 3986
+    /// §3.2.2, and some senders write it so); nil when what remains is not a DNS name of 1…63-byte labels of
+    /// letters, digits and hyphens (no leading or trailing hyphen), 253 bytes in all — so `..`, a lone `.` and
+    /// an IPv6 literal are malformed, not unknown hosts.
     public static func host(fromHeader value: String?) -> String? {
-        guard var host = value?.trimmingHTTPWhitespace.lowercased(), !host.isEmpty, host.utf8.count <= 253 + 6
+        guard let value = value?.trimmingHTTPWhitespace, !value.isEmpty, value.utf8.count <= 253 + 1 + 6
         else { return nil }
-        if let colon = host.lastIndex(of: ":"), host[host.index(after: colon)...].allSatisfy(\.isNumber) {
-            host = String(host[..<colon])
+        var host = Substring(value.lowercased())
+        if let colon = host.lastIndex(of: ":") {
+            let port = host[host.index(after: colon)...]
+            guard port.utf8.count <= 5, port.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            host = host[..<colon]
         }
-        let allowed = host.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        if host.hasSuffix(".") { host = host.dropLast() }
+        let isLabel: (Substring) -> Bool = { label in
+            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
+                && label.utf8.allSatisfy { byte in
+                    byte == UInt8(ascii: "-") || (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte)
+                }
         }
-        return allowed && !host.isEmpty && host.utf8.count <= 253 ? host : nil
+        guard host.utf8.count <= 253, host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy(isLabel)
+        else { return nil }
+        return String(host)
     }
 }

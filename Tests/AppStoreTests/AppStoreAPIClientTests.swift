@@ -336,7 +336,7 @@ struct AppStoreAPIClientTests {
         }
         listener.stop()
         #expect(dropped.code == .transport)
-        #expect(dropped.transport == .connectionReset, "\(dropped)")
+        #expect(dropped.transport == .tlsHandshake, "\(dropped)")
         #expect(dropped.isRetryable)
 
         let key = try PrivateKey.generate(.ecP256)

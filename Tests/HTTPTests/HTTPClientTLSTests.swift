@@ -93,9 +93,9 @@ enum LocalPKI {
     }
 
     /// OpenSSL reports a peer hanging up mid-handshake as libcurl's SSL connect error, the code a handshake
-    /// that fails outright has too: a dropped connection, worth retrying, not a trust failure.
+    /// that fails outright has too: a failed handshake, worth retrying (a bounded few times), not a trust failure.
     @Test(arguments: [HangUpListener.HangUp.reset, .close])
-    func aConnectionDroppedDuringTheHandshakeIsAReset(hangUp: HangUpListener.HangUp) async throws {
+    func aConnectionDroppedDuringTheHandshakeIsAFailedHandshake(hangUp: HangUpListener.HangUp) async throws {
         let listener = try HangUpListener(hangUp)
         let pki = try LocalPKI.material.get()
         var configuration = HTTPClientConfiguration()
@@ -106,11 +106,30 @@ enum LocalPKI {
             _ = try await client.send(get("https://127.0.0.1:\(listener.port)/"))
             Issue.record("a listener that hangs up answered")
         } catch let error as HTTPClientError {
-            #expect(error.code == .connectionReset, "\(error)")
+            #expect(error.code == .tlsHandshake, "\(error)")
             #expect(HTTPRetry.classify(.failure(error)) == .retryable(after: nil))
         }
 
         await client.shutdown()
         listener.stop()
+    }
+
+    /// An https URL at a plain-HTTP port: the server answers the ClientHello with an HTTP error, which no
+    /// retry changes. It is the same class as a dropped handshake, with libcurl's reason in the message.
+    @Test func httpsToAPlainHTTPServerIsAFailedHandshake() async throws {
+        let (server, _) = try startServer({ router in router.route("GET", "/") { _ in .text(200, "plain\n") } })
+        let client = try HTTPClient()
+
+        do {
+            let response = try await client.send(get("https://127.0.0.1:\(server.port)/"))
+            Issue.record("a plain-HTTP server answered https with \(response.status)")
+        } catch let error as HTTPClientError {
+            #expect(error.code == .tlsHandshake, "\(error)")
+            #expect(error.message.hasPrefix("SSL connect error: "), "\(error)")
+            #expect(error.message.count > "SSL connect error: ".count, "\(error)")
+        }
+
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
     }
 }

@@ -112,7 +112,22 @@ import Testing
         }
     }
 
-    @Test(arguments: ["bad_host.test", "billing.test:80x", "[::1]"])
+    /// A fully qualified name may end in a dot (RFC 3986 §3.2.2); it names the same host, so the same account.
+    @Test(arguments: ["billing.test.", "Billing.TEST.:8080"])
+    func aTrailingDotNamesTheSameAccount(host: String) async throws {
+        try await withService { (service: Service) async throws in
+            let response = try await service.post("/webhook/apple", Self.appleBody, host: host)
+            #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+            let stored = try await service.database.pool.query("""
+                SELECT a.host FROM jobs j JOIN accounts a ON a.id = (j.payload->>'account_id')::bigint
+                """)
+            #expect(stored.count == 1)
+            #expect(try stored.first?.decode(0, as: String.self) == Self.host)
+        }
+    }
+
+    @Test(arguments: ["bad_host.test", "billing.test:80x", "[::1]", "billing.test..", "..", ".", "billing..test",
+                      "-billing.test"])
     func malformedHostGets400SayingSoAndNothingIsStored(host: String) async throws {
         try await withService { (service: Service) async throws in
             let response = try await service.post("/webhook/apple", Self.appleBody, host: host)

@@ -28,6 +28,12 @@ import Testing
         (["work", "--poll-interval", "1e308d"], "poll interval must be between"),
         (["serve", "--grace-period", "1e300"], "grace period must be between 0.0 seconds and 600.0 seconds, got \"1e300\""),
         (["serve", "--max-connections-per-client", "-1"], "--max-connections-per-client must be an integer in 0...100000"),
+        (["serve", "--listen", "::1:8080"],
+         "--listen must be HOST:PORT or [IPV6]:PORT, e.g. 0.0.0.0:8080 or [::]:8080, but an IPv6 address must be "
+            + "written in brackets, e.g. [::1]:8080 or [::]:8080; got \"::1:8080\""),
+        (["work", "--metrics-listen", "[::1"],
+         "--metrics-listen must be HOST:PORT or [IPV6]:PORT, e.g. 0.0.0.0:8080 or [::]:8080, but the bracket opening "
+            + "the IPv6 address is never closed; got \"[::1\""),
         (["work", "--bogus"], "unknown option --bogus"),
         (["dead-letters", "retry"], "retry needs IDs or --all"),
         (["dead-letters", "retry", "--all", "7"], "retry needs IDs or --all"),

@@ -20,7 +20,8 @@ struct ServeCommand: Command {
         within a few seconds (the stores retry). On SIGTERM or SIGINT it stops accepting connections and
         finishes the requests in flight.
 
-          --listen HOST:PORT   env STORESYNC_LISTEN        default 0.0.0.0:8080 (port 0 picks a free port)
+          --listen HOST:PORT   env STORESYNC_LISTEN        default 0.0.0.0:8080 (port 0 picks a free port;
+                               an IPv6 address in brackets: [::1]:8080, or [::]:8080 for IPv6 and IPv4)
           --grace-period D     env STORESYNC_GRACE_PERIOD  default 10s
           --max-connections-per-client N
                                env STORESYNC_MAX_CONNECTIONS_PER_CLIENT  default 64, 0 = no limit
@@ -69,21 +70,20 @@ struct ServeCommand: Command {
     }
 }
 
-/// `HOST:PORT` for a listening socket.
+/// `HOST:PORT` (or `[IPv6]:PORT`) for a listening socket, from option `name`.
 struct Listen {
     let host: String
     let port: UInt16
 
     init(_ text: String, _ name: String) throws {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
-            throw UsageError("\(name) must be HOST:PORT, e.g. 0.0.0.0:8080, got \(text.debugDescription)")
+        do {
+            let address = try ListenAddress(parsing: text)
+            host = address.host
+            port = address.port
+        } catch {
+            throw UsageError("\(name) must be HOST:PORT or [IPV6]:PORT, e.g. 0.0.0.0:8080 or [::]:8080, but "
+                             + "\(error.message); got \(text.debugDescription)")
         }
-        let host = String(text[..<colon])
-        guard !host.isEmpty, host.allSatisfy({ $0.isLetter || $0.isNumber || ".:-[]".contains($0) }) else {
-            throw UsageError("\(name) must be HOST:PORT with a host name or address, got \(text.debugDescription)")
-        }
-        self.host = host
-        self.port = port
     }
 
     var serverConfiguration: HTTPServerConfiguration {

@@ -59,9 +59,11 @@ struct GoogleAcknowledgeHandler: JobHandler {
             // Refused because it is acknowledged already (by an earlier attempt whose answer was lost)? Google's
             // own state says; anything else stays an error.
             let state = try? await client.subscription(token: task.token).acknowledgementState
-            guard state == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" else { throw StoreFailures.api(error) }
+            guard state == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" else {
+                throw StoreFailures.api(error, attempt: job.attempt)
+            }
         } catch let error as GooglePlayAPIError {
-            throw StoreFailures.api(error)
+            throw StoreFailures.api(error, attempt: job.attempt)
         }
         return .done("acknowledged", writes: { db in
             _ = try db.query("""

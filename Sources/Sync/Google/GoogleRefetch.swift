@@ -14,6 +14,8 @@ struct GoogleRefetch {
 
     let client: GooglePlayAPIClient
     let pool: PostgresPool
+    /// The job's attempt, which bounds how often a failing TLS handshake is retried.
+    let attempt: Int
 
     func snapshot(connection: StoreConnection, token: String, voided: [VoidedOrder],
                   source: SnapshotSource) async throws -> GoogleSnapshotResult {
@@ -35,7 +37,7 @@ struct GoogleRefetch {
                                                          orders: orders, voided: voided, replacedTokens: replaced,
                                                          source: source, fetchedAt: Date())
         } catch let error as GooglePlayAPIError {
-            throw StoreFailures.api(error)
+            throw StoreFailures.api(error, attempt: attempt)
         } catch let error as GoogleSnapshotError {
             throw JobFailure.permanent("Google Play's answer cannot be mirrored: \(error)")
         }

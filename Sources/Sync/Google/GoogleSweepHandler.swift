@@ -35,7 +35,7 @@ struct GoogleSweepHandler: JobHandler {
             do {
                 page = try await client.voidedPurchases(startTime: window.start, endTime: window.end, token: window.cursor)
             } catch let error as GooglePlayAPIError {
-                throw StoreFailures.api(error)
+                throw StoreFailures.api(error, attempt: job.attempt)
             }
             let next = window.advance(to: page.nextPageToken)
             queued += try await context.pool.transaction { db in
