@@ -13,11 +13,12 @@ enum StoreFailures {
     /// (the host clock behind Apple's by more than the renewal margin) is replaced instead of dead-lettering
     /// every job in flight, while a wrong key still dead-letters with Apple's answer.
     static let unauthorizedAttempts = 3
-    /// A TLS handshake that failed without a verdict on the certificate: this many attempts. A peer or
-    /// middlebox dropping connections mid-handshake clears up within them, but libcurl reports a server that
-    /// never can complete one (an https URL at a plain-HTTP port) the same way, and that should reach on-call
-    /// with libcurl's reason within a minute, not after a day of retries.
-    static let handshakeAttempts = 3
+    /// A TLS handshake that failed without a verdict on the certificate: this many attempts, about five minutes
+    /// with the default backoff (10 s doubling). A peer or middlebox dropping connections mid-handshake for a
+    /// few minutes clears up within them, but libcurl reports a server that never can complete one (an https
+    /// URL at a plain-HTTP port) the same way, and that should reach on-call with libcurl's reason within
+    /// minutes, not after a day of retries.
+    static let handshakeAttempts = 6
 
     static func verification(_ error: AppStoreVerificationError) -> JobFailure {
         error.isRetryable ? .retryable("verification: \(error)") : .permanent("verification failed: \(error)")

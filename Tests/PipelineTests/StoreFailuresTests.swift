@@ -14,9 +14,9 @@ import Testing
 
     @Test(arguments: [
         (HTTPClientError.Code.tlsHandshake, 1, JobFailure.Code.retryable),
-        (.tlsHandshake, 2, .retryable),
-        (.tlsHandshake, 3, .permanent),
-        (.tlsHandshake, 4, .permanent),
+        (.tlsHandshake, 5, .retryable),
+        (.tlsHandshake, 6, .permanent),
+        (.tlsHandshake, 7, .permanent),
         (.connectionRefused, 3, .retryable),
         (.connectionReset, 3, .retryable),
         (.timeout, 24, .retryable),
@@ -37,20 +37,20 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 2, 3])
+    @Test(arguments: [1, 5, 6])
     func aFailedHandshakeSaysWhichAttemptAndWhatToCheck(attempt: Int) {
         let error = AppStoreAPIError(.transport, Self.curlMessage, transport: .tlsHandshake)
         let failure = StoreFailures.api(error, attempt: attempt, vouched: false)
-        let note = attempt < 3
-            ? " (attempt \(attempt) of 3 for a failed TLS handshake)"
-            : " (the TLS handshake failed on attempt 3 of 3; check that the URL's host and port serve HTTPS)"
+        let note = attempt < 6
+            ? " (attempt \(attempt) of 6 for a failed TLS handshake)"
+            : " (the TLS handshake failed on attempt 6 of 6; check that the URL's host and port serve HTTPS)"
         #expect(failure.message == "App Store API transport: \(Self.curlMessage)" + note)
     }
 
     /// Google's token endpoint is reached the same way: its failed handshakes are bounded too.
     @Test func aFailedHandshakeWithGooglesTokenEndpointIsBounded() {
         let error = GooglePlayAPIError(.tokenUnavailable, Self.curlMessage, transport: .tlsHandshake)
-        #expect(StoreFailures.api(error, attempt: 2).code == .retryable)
-        #expect(StoreFailures.api(error, attempt: 3).code == .permanent)
+        #expect(StoreFailures.api(error, attempt: 5).code == .retryable)
+        #expect(StoreFailures.api(error, attempt: 6).code == .permanent)
     }
 }
