@@ -150,7 +150,7 @@ import Testing
     @Test func withoutAReadyIngestNothingIsSeeded() async throws {
         try await TestDatabase.with { database in
             let readiness = try NotReadyIngest()
-            let result = try await demo(["--ingest", readiness.url, "--timeout", "1s"], database)
+            let result = try await demo(["--ingest", readiness.url, "--timeout", "3s"], database)
             await readiness.stop()
             #expect(result.status == 1)
             #expect(result.stderr.contains("no ready `storesync serve` at \(readiness.readyURL)"), "\(result.stderr)")

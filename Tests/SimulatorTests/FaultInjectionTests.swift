@@ -60,7 +60,9 @@ import Testing
     @Test func latencyDelaysAnswersWithoutHoldingOthersBack() async throws {
         let harness = try Harness(notify: false)
         let id = try await harness.subscribe()
-        try harness.simulator.setLatency(.seconds(2))
+        // Long against the spread of the requests' arrival on a loaded machine (and short of the client's 10 s
+        // timeout), so the first answer cannot come out before the last request is in.
+        try harness.simulator.setLatency(.seconds(6))
         let answered = Locked(0)
         try await withThrowingTaskGroup(of: Duration.self) { group in
             for _ in 0..<8 {
@@ -73,11 +75,11 @@ import Testing
                 }
             }
             // All eight are waiting inside the simulator before the first is answered: the delay holds no thread.
-            try await waitUntil("eight requests in the simulator", within: .seconds(2)) {
+            try await waitUntil("eight requests in the simulator", within: .seconds(5)) {
                 harness.simulator.requestCount(.subscriptionStatuses) == 8
             }
             #expect(answered.current == 0)
-            for try await elapsed in group { #expect(elapsed >= .seconds(2)) }
+            for try await elapsed in group { #expect(elapsed >= .seconds(6)) }
         }
         await harness.close()
     }
