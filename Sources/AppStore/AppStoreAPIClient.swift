@@ -90,8 +90,8 @@ public final class AppStoreAPIClient: Sendable {
 
     /// Get Transaction History (v2) of the customer of `transactionID`, ascending by modification, from
     /// `revision` (nil or empty: from the start). Follows `hasMore` for at most `maxHistoryPages` pages; the result
-    /// says whether more remain and the revision to continue from. Throws `AppStoreAPIError` or
-    /// `CancellationError`.
+    /// says whether more remain and the revision to continue from. Throws `AppStoreAPIError` (`.invalidRevision`
+    /// when Apple refuses `revision`) or `CancellationError`.
     public func transactionHistory(transactionID: String, revision: String? = nil) async throws -> TransactionHistory {
         let path = "/inApps/v2/history/\(try Self.pathSegment(transactionID))"
         var revision = revision?.isEmpty == true ? nil : revision

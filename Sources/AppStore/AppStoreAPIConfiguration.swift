@@ -26,7 +26,9 @@ public struct AppStoreAPIConfiguration: Sendable {
     public var requestTimeout: Duration = .seconds(30)
     /// Pages one `transactionHistory` call follows (Apple sends up to 20 transactions a page), so one
     /// customer with a long history cannot hold a job for minutes; the caller continues from the revision.
-    public var maxHistoryPages: Int = 50
+    public var maxHistoryPages: Int = defaultMaxHistoryPages
+    /// 50 pages, up to 1,000 transactions: decades of renewals, read in seconds.
+    public static let defaultMaxHistoryPages = 50
 
     public init(environment: StoreEnvironment, bundleID: String, keyID: String, issuerID: String, privateKey: PrivateKey,
                 baseURL: String? = nil, rateLimits: AppStoreRateLimits? = nil) {

@@ -19,6 +19,10 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
         /// `4040010`: the id is unknown in this environment. Apple says not to unlock anything for it; a
         /// caller that does not know the purchase's environment may ask the other environment's connection.
         public static let transactionNotFound = Code("transaction not found")
+        /// `4000005` InvalidRequestRevision: Apple does not accept the history revision sent (one stored from
+        /// an earlier read that it no longer knows). Not retryable as it stands: the same revision fails every
+        /// time, so the caller reads the history again from the start, without one.
+        public static let invalidRevision = Code("invalid revision")
         /// 401: Apple refused the bearer token. Not retryable by itself, but the client drops the refused
         /// token, so a caller may try a bounded few times more: a fresh token succeeds where a cached one ran
         /// past its expiry by Apple's clock (a host clock behind by more than the renewal margin); a wrong key

@@ -5,6 +5,7 @@ extension AppStoreAPIError {
     /// Apple's error numbers that its documentation and libraries mark as worth retrying outside 5xx.
     static let retryableAppleCodes: Set<Int64> = [4_040_002, 4_040_004, 4_040_006, 5_000_000, 5_000_001]
     static let transactionIdNotFound: Int64 = 4_040_010
+    static let invalidRequestRevision: Int64 = 4_000_005
 
     /// Classifies a response whose status is not the endpoint's success. `call` names the request
     /// (method and path) for the message.
@@ -33,6 +34,9 @@ extension AppStoreAPIError {
         }
         if appleCode == Self.transactionIdNotFound {
             return error(.transactionNotFound, "the transaction id is unknown in this environment")
+        }
+        if appleCode == Self.invalidRequestRevision {
+            return error(.invalidRevision, "Apple does not accept the history revision; read the history again without one")
         }
         if (500...599).contains(status) {
             return error(.serverError, "Apple's server failed; try again later", retryAfter: retryAfter)

@@ -1,3 +1,4 @@
+import AppStore
 import HTTP
 import Metrics
 import Queue
@@ -12,6 +13,9 @@ public enum SyncHandlers {
         public var rateLimitShare: Double = 1.0
         /// How the daily resync and `storesync sync` spread their work.
         public var resync = ResyncSettings()
+        /// Pages of Apple transaction history one job reads (`AppStoreAPIConfiguration.maxHistoryPages`); a
+        /// longer history is read on by follow-up resyncs, so no job holds a worker for minutes.
+        public var appleHistoryPages = AppStoreAPIConfiguration.defaultMaxHistoryPages
 
         public init() {}
     }
@@ -23,7 +27,8 @@ public enum SyncHandlers {
     public static func register(into registry: inout HandlerRegistry, http: HTTPClient,
                                 configuration: Configuration = Configuration(), metrics: MetricsRegistry? = nil) {
         let syncMetrics = metrics.map(SyncMetrics.init(registry:))
-        let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare, metrics: syncMetrics)
+        let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare,
+                                            historyPages: configuration.appleHistoryPages, metrics: syncMetrics)
         registry.register(AppleNotificationHandler.kind,
                           AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler(),
                                                    metrics: syncMetrics))

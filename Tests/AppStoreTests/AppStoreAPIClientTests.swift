@@ -205,6 +205,28 @@ struct AppStoreAPIClientTests {
         await apple.stop()
     }
 
+    @Test("a revision Apple refuses fails the history call as invalidRevision, sent once, so the caller can start over")
+    func historyWithRefusedRevision() async throws {
+        let page = Answers.historyPage([], revision: "r1", hasMore: false)
+        let apple = try AppleServer([("GET", historyPath, { request in
+            (request.query ?? "").contains("revision=")
+                ? .json(400, #"{"errorCode":4000005,"errorMessage":"Invalid request revision."}"#) : .json(200, page)
+        })])
+        let http = try HTTPClient()
+        let client = try APIKey.client(base: apple.base, http: http)
+        let error = try await apiError {
+            _ = try await client.transactionHistory(transactionID: Answers.lineage, revision: "gone")
+        }
+        #expect(error.code == .invalidRevision)
+        #expect(!error.isRetryable)
+        #expect(error.httpStatus == 400 && error.appleErrorCode == 4_000_005)
+        #expect(apple.recorder.requests.map(\.query) == ["revision=gone&sort=ASCENDING"])
+        // Without a revision the same customer's history reads.
+        #expect(try await client.transactionHistory(transactionID: Answers.lineage).revision == "r1")
+        await http.shutdown()
+        await apple.stop()
+    }
+
     @Test("hasMore without a new revision is an invalid response, not an endless loop")
     func historyWithoutRevision() async throws {
         let page = Answers.historyPage([], revision: "r1", hasMore: true)
@@ -265,6 +287,9 @@ struct AppStoreAPIClientTests {
         Failure(name: "400 InvalidTransactionId", status: 400,
                 body: #"{"errorCode":4000006,"errorMessage":"Invalid transaction id."}"#, code: .rejected, retryable: false,
                 appleCode: 4_000_006, fragment: "Invalid transaction id."),
+        Failure(name: "400 InvalidRequestRevision", status: 400,
+                body: #"{"errorCode":4000005,"errorMessage":"Invalid request revision."}"#, code: .invalidRevision,
+                retryable: false, appleCode: 4_000_005, fragment: "without one"),
         Failure(name: "401 Unauthorized", status: 401, body: "Unauthenticated", code: .unauthorized, retryable: false,
                 fragment: "key id"),
         Failure(name: "200 that is not JSON", status: 200, body: "<html>", code: .invalidResponse, retryable: false),

@@ -38,6 +38,10 @@ struct Pipeline {
         var connectionKnowsAppAppleID = true
         /// A simulated Play Store too, with a Google connection of this environment for `packageName`.
         var googleEnvironment: StoreEnvironment?
+        /// Pages of Apple history one job reads before a follow-up resync reads on.
+        var appleHistoryPages = AppStoreAPIConfiguration.defaultMaxHistoryPages
+        /// The simulated App Store's paid period; shorter ones let a long history fit in the test PKI's validity.
+        var appleRenewalPeriod = Duration.seconds(30 * 86_400)
     }
 
     static let packageName = "com.example.pipeline"
@@ -76,10 +80,10 @@ struct Pipeline {
 
             func makeSimulator(_ environment: StoreEnvironment) throws -> AppStoreSimulator {
                 let apiKey = SimulatedAPIKey(keyID: "KEY123", issuerID: "issuer-1", publicKey: key.publicKey)
-                var configuration = SimulatorConfiguration(apps: [
-                    SimulatedApp(bundleID: bundleID, appAppleID: appAppleID,
-                                 environment: AppStoreEnvironment(rawValue: environment.rawValue), apiKey: apiKey),
-                ])
+                var app = SimulatedApp(bundleID: bundleID, appAppleID: appAppleID,
+                                       environment: AppStoreEnvironment(rawValue: environment.rawValue), apiKey: apiKey)
+                app.renewalPeriod = options.appleRenewalPeriod
+                var configuration = SimulatorConfiguration(apps: [app])
                 configuration.notificationTarget = target
                 configuration.pki = pki
                 return try AppStoreSimulator(configuration: configuration)
@@ -157,7 +161,9 @@ struct Pipeline {
             var worker: Worker?
             if options.startWorker {
                 var registry = HandlerRegistry()
-                SyncHandlers.register(into: &registry, http: http, metrics: metrics)
+                var handlers = SyncHandlers.Configuration()
+                handlers.appleHistoryPages = options.appleHistoryPages
+                SyncHandlers.register(into: &registry, http: http, configuration: handlers, metrics: metrics)
                 var configuration = WorkerConfiguration()
                 configuration.concurrency = 16
                 configuration.pollInterval = .milliseconds(200)

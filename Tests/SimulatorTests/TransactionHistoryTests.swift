@@ -1,4 +1,5 @@
 import AppStore
+import Crypto
 import Foundation
 import HTTP
 import Simulator
@@ -85,6 +86,26 @@ import Testing
         let response = try await harness.send("GET", "/inApps/v2/history/\(id)\(query)")
         #expect(response.status == 400)
         #expect(errorCode(response) == code)
+        await harness.close()
+    }
+
+    /// A revision whose position lies past every change the store made is not one it handed out (a token kept
+    /// from another store, or forged): Apple's 400 `4000005`, in Apple's error body.
+    @Test func aRevisionPastEveryChangeIsRefusedAsInvalidRequestRevision() async throws {
+        let harness = try Harness(notify: false)
+        let id = try await harness.subscribe()
+        let issued = try await page(harness, id).revision
+        let fields = String(decoding: try Base64URL.decode(issued), as: UTF8.self).split(separator: ":")
+        try #require(fields.count == 3)
+        let ahead = Base64URL.encode(Data("\(fields[0]):\(Int64(fields[1])! + 1):\(fields[2])".utf8))
+        let unknown = try await harness.send("GET", "/inApps/v2/history/\(id)?revision=\(ahead)")
+        #expect(unknown.status == 400)
+        let body = try jsonObject(unknown)
+        #expect(body["errorCode"] as? Int == 4_000_005 && body["errorMessage"] as? String == "Invalid request revision.")
+        #expect(body.count == 2)
+        // Once the store has changed that far, the same position is a revision it could have handed out.
+        _ = try await harness.simulator.renew(id, silent: true)
+        #expect(try await page(harness, id, "?revision=\(ahead)").hasMore == false)
         await harness.close()
     }
 

@@ -3,7 +3,9 @@ import HTTP
 
 /// Get Transaction History v2: the lineage's transactions in order of last modification, 20 per page. The
 /// revision of a page is the modification point it ends at, so a transaction changed after it was handed
-/// out (refunded, upgraded) comes again, updated, on a later page.
+/// out (refunded, upgraded) comes again, updated, on a later page. A revision that does not parse, belongs to
+/// other filters or (ascending) points past every change made so far is not one this store handed out, and
+/// is answered as Apple does: 400 `4000005` InvalidRequestRevision.
 extension SimulatorCore {
     static let historyPageSize = 20
 
@@ -14,6 +16,9 @@ extension SimulatorCore {
         let cursor = try query.cursor()
         let (page, hasMore, now) = try state.withLock { state in
             let subscription = try lineage(of: id, app: app, in: state)
+            if query.revision != nil, query.sort == .ascending, cursor > state.lastSequence {
+                throw AppleAPIError.invalidRequestRevision
+            }
             let ordered = subscription.transactionIds
                 .compactMap { id in state.transactions[id].map { ($0, state.modificationSequence[id] ?? 0) } }
                 .filter { query.matches($0.0) }

@@ -15,7 +15,8 @@ struct StoreState: Sendable {
     /// transactionId → the sequence number of its last change: Get Transaction History's "modified" order,
     /// so a transaction changed later (refunded, upgraded) moves behind a revision already handed out.
     private(set) var modificationSequence: [String: Int64] = [:]
-    private var lastSequence: Int64 = 0
+    /// The sequence number of the latest change: no revision handed out points past it.
+    private(set) var lastSequence: Int64 = 0
     private var lastTransactionNumber: Int64
     /// Line item ids count up from 100 million above the base, apart from the transaction ids.
     private var lastLineItemNumber: Int64

@@ -52,13 +52,16 @@ final class AppleConnectionRegistry: Sendable {
 
     private let http: HTTPClient
     private let rateLimitShare: Double
+    private let historyPages: Int
     private let metrics: SyncMetrics?
     private let cache = ConnectionCache<Tools>()
 
     /// - Parameter rateLimitShare: the share of Apple's published per-endpoint limits this process may use.
-    init(http: HTTPClient, rateLimitShare: Double, metrics: SyncMetrics?) {
+    /// - Parameter historyPages: the pages of transaction history one call reads (`maxHistoryPages`).
+    init(http: HTTPClient, rateLimitShare: Double, historyPages: Int, metrics: SyncMetrics?) {
         self.http = http
         self.rateLimitShare = rateLimitShare
+        self.historyPages = historyPages
         self.metrics = metrics
     }
 
@@ -100,6 +103,7 @@ final class AppleConnectionRegistry: Sendable {
                                                      keyID: keyID, issuerID: issuerID, privateKey: key,
                                                      baseURL: connection.apiBaseURL)
         configuration.rateLimits = configuration.rateLimits.scaled(by: rateLimitShare)
+        configuration.maxHistoryPages = historyPages
         let client: AppStoreAPIClient
         var observe: (@Sendable (AppStoreAPICall) -> Void)?
         if let metrics { observe = { call in metrics.record(call) } }

@@ -82,7 +82,7 @@ struct AppleNotificationHandler: JobHandler {
         }
         let source = SnapshotSource(kind: "notification", reference: uuid, event: event)
         let revision = try await reads.revision(connectionID: connection.id, lineage: lineage, pool: context.pool)
-        let fetched = try await AppleRefetch(client: tools.client)
+        let fetched = try await AppleRefetch(client: tools.client, logger: context.logger)
             .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, revision: revision,
                       source: source, attempt: job.attempt, vouched: true)
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage)
@@ -92,6 +92,8 @@ struct AppleNotificationHandler: JobHandler {
                                                on: db)
                 context.logger.info("mirrored", ["uuid": .string(uuid), "type": .string(event), "lineage": .string(lineage),
                                                  "result": .string(outcome.summary)])
+                try AppleHistoryContinuation.follow(fetched, outcome: outcome, connection: connection, job: job,
+                                                    logger: context.logger, on: db)
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import Logging
 import Mirror
 import Postgres
 import Queue
@@ -12,9 +13,13 @@ struct AppleRefetch {
         let snapshot: StoreSnapshot
         /// The history revision to store with the purchase, so the next fetch is incremental.
         let revision: String?
+        /// The history read stopped at the client's page cap with transactions still to come: the job hands
+        /// the rest to a follow-up resync (`AppleHistoryContinuation`).
+        let hasMore: Bool
     }
 
     let client: AppStoreAPIClient
+    let logger: Logger
 
     /// The history revision stored with a lineage's purchase, nil before its first fetch.
     static func storedRevision(connectionID: Int64, lineage: String) -> PostgresQuery<String?> {
@@ -33,16 +38,34 @@ struct AppleRefetch {
             // Independent reads, sent together: a notification waits one store round trip, not two. The
             // snapshot books the status's latest transaction too, so a renewal the history missed is not lost.
             async let pendingStatuses = client.subscriptionStatuses(transactionID: transactionID)
-            async let pendingHistory = client.transactionHistory(transactionID: transactionID, revision: revision)
+            async let pendingHistory = self.history(connectionID: connection.id, lineage: lineage,
+                                                    transactionID: transactionID, revision: revision)
             let (statuses, history) = try await (pendingStatuses, pendingHistory)
             let snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
                                                                 history: history.transactions, source: source,
                                                                 fetchedAt: fetchedAt)
-            return Result(snapshot: snapshot, revision: history.revision ?? revision)
+            return Result(snapshot: snapshot, revision: history.revision, hasMore: history.hasMore)
         } catch let error as AppStoreAPIError {
             throw StoreFailures.api(error, attempt: attempt, vouched: vouched)
         } catch let error as AppleSnapshotError {
             throw JobFailure.permanent("the App Store's answer cannot be mirrored: \(error)")
+        }
+    }
+
+    /// The lineage's history from `revision` on. A stored revision Apple refuses (`4000005`) would refuse
+    /// every later read of the lineage too, dead-lettering each of its notifications and resyncs; so the
+    /// history is read once more from the start. That is safe because bookings are unique per store
+    /// transaction: what was booked before is not booked again. Only when that read fails as well does its
+    /// failure stand. Throws `AppStoreAPIError`.
+    func history(connectionID: Int64, lineage: String, transactionID: String,
+                 revision: String?) async throws -> TransactionHistory {
+        do {
+            return try await client.transactionHistory(transactionID: transactionID, revision: revision)
+        } catch let error as AppStoreAPIError where error.code == .invalidRevision && revision?.isEmpty == false {
+            // The revision itself stays out of the log: it is Apple's opaque token, of no use to on-call.
+            logger.info("history revision reset: Apple refused the stored revision, reading the history from the start",
+                        ["connection": .int(Int(connectionID)), "lineage": .string(lineage)])
+            return try await client.transactionHistory(transactionID: transactionID, revision: nil)
         }
     }
 }

@@ -23,15 +23,20 @@ struct AppleResyncHandler: JobHandler {
         // Any transaction id of the customer works for both endpoints; the original one always exists.
         let revision = try await context.pool.query(AppleRefetch.storedRevision(connectionID: connection.id,
                                                                                  lineage: task.lineage))
-        let fetched = try await AppleRefetch(client: tools.client)
+        let fetched = try await AppleRefetch(client: tools.client, logger: context.logger)
             .snapshot(connection: connection, lineage: task.lineage, transactionID: task.lineage, revision: revision,
                       source: source, attempt: job.attempt, vouched: false)
+        // A follow-up books what an earlier read of the lineage had no room for, not what a notification missed:
+        // that is no drift.
+        let continuation = task.reason == AppleHistoryContinuation.reason
         let metrics = metrics
         return .done("resynced", writes: { db in
             do {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
                                                on: db)
-                try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
+                if !continuation { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
+                try AppleHistoryContinuation.follow(fetched, outcome: outcome, connection: connection, job: job,
+                                                    logger: context.logger, on: db)
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }

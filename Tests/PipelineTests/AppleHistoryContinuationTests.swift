@@ -1,0 +1,94 @@
+import Foundation
+import Mirror
+import Postgres
+import Queue
+import Simulator
+@testable import Sync
+import TestSupport
+import Testing
+import Worker
+
+/// A history longer than one job may read (the client's page cap) is booked by follow-up resyncs, each
+/// reading on from the revision the last one stored, with at most one pending per lineage.
+@Suite struct AppleHistoryContinuationTests {
+    @Test func aHistoryBeyondThePageCapIsBookedByChainedFollowUps() async throws {
+        var options = Pipeline.Options()
+        options.appleHistoryPages = 1
+        options.appleRenewalPeriod = .seconds(3600)
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                 appAccountToken: customer.token, silent: true)
+                .originalTransactionId
+            for _ in 0..<43 { try await pipeline.simulator.renew(lineage, silent: true) }
+            pipeline.simulator.resetRequestCounts()
+            // 45 transactions, 20 a page and one page a job: the notification's job reads the first 20 (and books
+            // the latest from the statuses), its follow-up the next 20, and that one's follow-up the last 5.
+            try await pipeline.simulator.renew(lineage)
+            try await pipeline.settle()
+
+            let transactions = try #require(pipeline.simulator.subscription(lineage)).transactionIds
+            #expect(transactions.count == 45)
+            let invoiced = try await pipeline.invoices(lineage).map(\.transactionID)
+            #expect(invoiced.count == transactions.count && Set(invoiced) == Set(transactions))
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+            #expect(pipeline.simulator.requestCount(.transactionHistory) == 3)
+            #expect(try await pipeline.count("""
+                SELECT count(*) FROM purchase_events WHERE source = 'resync' AND reference = $1
+                  AND kind IN ('refreshed', 'state_changed')
+                """, [AppleHistoryContinuation.reason]) == 2)
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'drift'") == 0,
+                    "a follow-up books what the first read had no room for, which no notification missed")
+
+            // The stored revision stands at the end: one more resync reads one page and needs no follow-up.
+            pipeline.simulator.resetRequestCounts()
+            try await pipeline.database.pool.transaction { db in
+                _ = try ResyncPlannerProbe.enqueue(pipeline, lineage: lineage, on: db)
+            }
+            try await pipeline.settle()
+            #expect(pipeline.simulator.requestCount(.transactionHistory) == 1)
+            #expect(try await pipeline.invoices(lineage).count == 45)
+        }
+    }
+
+    @Test func atMostOneFollowUpIsPendingPerLineageAndARunningOneHandsItsKeyOn() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            let pool = pipeline.database.pool
+            let lineage = "200000000000042"
+            try await pool.query("""
+                INSERT INTO store_purchases (connection_id, lineage, environment, store_product_id, store_state, expires_at,
+                                             snapshot, as_of)
+                VALUES ($1, $2, 'Production', 'pro.monthly', 'active', now() + interval '20 days', '{}', now())
+                """, [pipeline.connection.id, lineage])
+            let notification = LeasedJob(id: 0, kind: AppleNotificationHandler.kind, payload: "{}", raw: nil, headers: nil,
+                                         priority: 0, attempt: 1, maxAttempts: 25, createdAt: Date(), uniqueKey: nil)
+            func followUp(from job: LeasedJob) async throws -> Bool {
+                try await pool.transaction { db in
+                    try AppleHistoryContinuation.enqueue(connection: pipeline.connection, lineage: lineage, job: job, on: db)
+                }
+            }
+            #expect(try await followUp(from: notification))
+            #expect(try await followUp(from: notification) == false, "one follow-up is pending already")
+
+            let leased = try await pool.withConnection { connection in
+                try await JobQueue.lease(owner: "test", limit: 10, duration: .seconds(60), on: connection)
+            }
+            let running = try #require(leased.first)
+            #expect(leased.count == 1 && running.kind == "apple.resync")
+            #expect(running.payload.contains(#""reason": "history continues""#), "\(running.payload)")
+            // While the follow-up runs it holds the key, so a notification that also finds more adds nothing;
+            // the follow-up itself, finding more, passes the key to its successor.
+            #expect(try await followUp(from: notification) == false)
+            #expect(try await followUp(from: running))
+            let keys: [(Int64, String?)] = try await pool.query("SELECT id, unique_key FROM jobs ORDER BY id").map {
+                (try $0.decode(0), try $0.decodeOptional(1))
+            }
+            #expect(keys.count == 2)
+            #expect(keys.first?.0 == running.id && keys.first?.1 == nil)
+            #expect(keys.last?.1 == running.uniqueKey)
+            #expect(try await followUp(from: notification) == false, "the successor is the one pending follow-up")
+        }
+    }
+}
