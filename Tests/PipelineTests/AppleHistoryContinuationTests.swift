@@ -51,7 +51,7 @@ import Worker
         }
     }
 
-    @Test func atMostOneFollowUpIsPendingPerLineageAndARunningOneHandsItsKeyOn() async throws {
+    @Test func oneFollowUpIsPendingPerRevisionAndARunningOneQueuesTheNext() async throws {
         var options = Pipeline.Options()
         options.startWorker = false
         try await Pipeline.with(options) { pipeline in
@@ -62,15 +62,14 @@ import Worker
                                              snapshot, as_of)
                 VALUES ($1, $2, 'Production', 'pro.monthly', 'active', now() + interval '20 days', '{}', now())
                 """, [pipeline.connection.id, lineage])
-            let notification = LeasedJob(id: 0, kind: AppleNotificationHandler.kind, payload: "{}", raw: nil, headers: nil,
-                                         priority: 0, attempt: 1, maxAttempts: 25, createdAt: Date(), uniqueKey: nil)
-            func followUp(from job: LeasedJob) async throws -> Bool {
+            func followUp(from revision: String) async throws -> Bool {
                 try await pool.transaction { db in
-                    try AppleHistoryContinuation.enqueue(connection: pipeline.connection, lineage: lineage, job: job, on: db)
+                    try AppleHistoryContinuation.enqueue(connection: pipeline.connection, lineage: lineage, from: revision,
+                                                         on: db)
                 }
             }
-            #expect(try await followUp(from: notification))
-            #expect(try await followUp(from: notification) == false, "one follow-up is pending already")
+            #expect(try await followUp(from: "r1"))
+            #expect(try await followUp(from: "r1") == false, "jobs that stopped at the same point share one follow-up")
 
             let leased = try await pool.withConnection { connection in
                 try await JobQueue.lease(owner: "test", limit: 10, duration: .seconds(60), on: connection)
@@ -78,17 +77,13 @@ import Worker
             let running = try #require(leased.first)
             #expect(leased.count == 1 && running.kind == "apple.resync")
             #expect(running.payload.contains(#""reason": "history continues""#), "\(running.payload)")
-            // While the follow-up runs it holds the key, so a notification that also finds more adds nothing;
-            // the follow-up itself, finding more, passes the key to its successor.
-            #expect(try await followUp(from: notification) == false)
-            #expect(try await followUp(from: running))
-            let keys: [(Int64, String?)] = try await pool.query("SELECT id, unique_key FROM jobs ORDER BY id").map {
-                (try $0.decode(0), try $0.decodeOptional(1))
-            }
-            #expect(keys.count == 2)
-            #expect(keys.first?.0 == running.id && keys.first?.1 == nil)
-            #expect(keys.last?.1 == running.uniqueKey)
-            #expect(try await followUp(from: notification) == false, "the successor is the one pending follow-up")
+            // While the follow-up runs it holds its key; finding more, it stores r2 and queues the next one.
+            #expect(try await followUp(from: "r2"))
+            let keys: [String?] = try await pool.query("SELECT unique_key FROM jobs ORDER BY id").map { try $0.decodeOptional(0) }
+            #expect(keys.count == 2 && keys.first == running.uniqueKey && keys.first != keys.last)
+            #expect(keys.allSatisfy { $0?.hasPrefix("resync:history-") == true
+                && $0?.contains(":\(pipeline.connection.id):") == true }, "\(keys)")
+            #expect(try await followUp(from: "r2") == false)
         }
     }
 }

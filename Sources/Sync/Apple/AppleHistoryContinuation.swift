@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import Logging
 import Mirror
 import Postgres
@@ -10,37 +12,30 @@ import Queue
 enum AppleHistoryContinuation {
     /// The follow-up resync's `reason`, which is also how the resync knows it is one.
     static let reason = "history continues"
-    /// Names the follow-ups in their unique key (`resync:history:<connection>:<md5(lineage)>`, in
-    /// `ResyncPlanner`'s scheme), so at most one is pending per lineage however many jobs find more history.
-    static let batch = "history"
 
-    /// After `Mirror.apply` of `fetched` in `job`'s completion: enqueues the follow-up when the read stopped
+    /// After `Mirror.apply` of `fetched` in a job's completion: enqueues the follow-up when the read stopped
     /// short. An answer the mirror found stale stored no revision, so its follow-up would only read the same
     /// pages again; the rest then waits for the lineage's next read, as before.
     static func follow(_ fetched: AppleRefetch.Result, outcome: Mirror.Outcome, connection: StoreConnection,
-                       job: LeasedJob, logger: Logger, on db: isolated PostgresConnection) throws {
-        guard fetched.hasMore, outcome.applied else { return }
+                       logger: Logger, on db: isolated PostgresConnection) throws {
+        guard fetched.hasMore, outcome.applied, let revision = fetched.revision else { return }
         let lineage = fetched.snapshot.lineage
-        let added = try enqueue(connection: connection, lineage: lineage, job: job, on: db)
+        let added = try enqueue(connection: connection, lineage: lineage, from: revision, on: db)
         logger.info(added ? "history continues in a follow-up resync" : "history continues in the pending follow-up resync",
                     ["connection": .int(Int(connection.id)), "lineage": .string(lineage)])
     }
 
-    /// Enqueues the follow-up resync of `lineage` unless one is pending already; true when it was added. Runs
-    /// in `job`'s completion, after `Mirror.apply` stored the revision the follow-up starts from.
+    /// Enqueues the follow-up resync of `lineage` that reads on from `revision`, unless one is pending already;
+    /// true when it was added. Runs in a job's completion, after `Mirror.apply` stored that revision.
     ///
-    /// A follow-up that itself finds more would conflict with its own unique key, which it holds until its
-    /// completion deletes it. So it gives the key up first, in that same transaction (its row is locked
-    /// there, and gone when it commits): the key then passes from one follow-up to the next, and a follow-up
-    /// that has run can never stand in for the one that is needed.
-    static func enqueue(connection: StoreConnection, lineage: String, job: LeasedJob,
+    /// The unique key names the revision (`resync:history-<digest>:<connection>:<md5(lineage)>`, in
+    /// `ResyncPlanner`'s scheme): jobs that stopped at the same point share one follow-up, and a follow-up that
+    /// itself finds more — still holding its own key until its completion commits — queues the next one under
+    /// the next revision's key instead of colliding with its own.
+    static func enqueue(connection: StoreConnection, lineage: String, from revision: String,
                         on db: isolated PostgresConnection) throws -> Bool {
-        if job.kind == ResyncPlanner.jobKind(for: connection.store), let key = job.uniqueKey,
-           key.hasPrefix("resync:\(batch):") {
-            _ = try db.query("UPDATE jobs SET unique_key = NULL WHERE id = $1 AND attempt = $2 AND unique_key = $3",
-                             [job.id, job.attempt, key])
-        }
-        return try ResyncPlanner.enqueue(connection: connection, lineage: lineage, batch: batch, reason: reason,
+        let digest = Hex.encode(Digest.sha256(Data(revision.utf8)).prefix(12))
+        return try ResyncPlanner.enqueue(connection: connection, lineage: lineage, batch: "history-\(digest)", reason: reason,
                                          settings: ResyncSettings(), on: db) > 0
     }
 }

@@ -35,7 +35,7 @@ struct AppleResyncHandler: JobHandler {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
                                                on: db)
                 if !continuation { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
-                try AppleHistoryContinuation.follow(fetched, outcome: outcome, connection: connection, job: job,
+                try AppleHistoryContinuation.follow(fetched, outcome: outcome, connection: connection,
                                                     logger: context.logger, on: db)
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
