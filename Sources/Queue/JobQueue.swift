@@ -52,16 +52,24 @@ public struct JobQueue: Sendable {
         }
     }
 
-    /// Extends the leases this worker still holds; returns the ones it no longer holds.
-    public func heartbeat(owner: String, leases: [LeaseRef], duration: Duration) async throws -> Set<LeaseRef> {
+    /// Extends the leases `owner` still holds; returns the ones it no longer holds.
+    ///
+    /// Workers heartbeat on a connection of their own, never a pooled one: handlers and completions can hold
+    /// every pooled connection for longer than a lease has left, and a lease that lapses while its job runs
+    /// lets another worker repeat the job's outbound effects (its database writes stay fenced). That
+    /// connection commits with `synchronous_commit` off, because waiting for a WAL flush would put the
+    /// heartbeat behind the very load it must outlast, while losing its last extension in a database crash
+    /// costs at most one heartbeat's margin: the extension before it, a third of a lease earlier, was flushed
+    /// long since (the WAL writer flushes asynchronous commits within a second), so the lease still runs
+    /// about two thirds of its duration past the crash, and the worker renews it as soon as it reconnects.
+    public static func heartbeat(owner: String, leases: [LeaseRef], duration: Duration, on connection: PostgresConnection)
+        async throws -> Set<LeaseRef>
+    {
         guard !leases.isEmpty else { return [] }
-        let rows = try await pool.withConnection { connection in
-            try await connection.query(Statements.heartbeat, [
-                owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)), duration.milliseconds,
-            ])
-        }
-        let kept = Set(try rows.map { LeaseRef(id: try $0.decode(0), attempt: try $0.decode(1)) })
-        return Set(leases).subtracting(kept)
+        let rows = try await connection.query(Statements.heartbeat, [
+            owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)), duration.milliseconds,
+        ])
+        return Set(leases).subtracting(try Self.leases(rows))
     }
 
     /// Gives leases back unfinished (graceful shutdown): the jobs are due again at once and the attempt
@@ -77,7 +85,8 @@ public struct JobQueue: Sendable {
     }
 
     /// Records many outcomes with one commit. Each job's writes run in their own savepoint, so one job's
-    /// failure never undoes another's; a job whose lease is gone has its writes rolled back.
+    /// failure never undoes another's; a job whose lease is gone has its writes rolled back; writes that
+    /// return an `OutcomeOverride` have their job reported done with that outcome.
     public static func finish(_ batch: [Finish], owner: String, policy: RetryPolicy = RetryPolicy(),
                               on connection: isolated PostgresConnection) throws -> [FinishReport]
     {
@@ -117,7 +126,9 @@ public struct JobQueue: Sendable {
             do {
                 guard held.contains(finish.lease) else { throw LeaseLost() }
                 if let key = finish.serialKey, let failure = failedKeys[key] { throw failure }
-                try connection.transaction { connection in try writes(connection) }
+                if let override = try connection.transaction({ connection in try writes(connection) }) {
+                    results[index] = .completed(outcome: override.outcome)
+                }
             } catch is LeaseLost {
                 reports[index] = .leaseLost
                 results[index] = .completed(outcome: "lease lost")

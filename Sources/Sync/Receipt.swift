@@ -1,23 +1,29 @@
 import Foundation
+import Postgres
 import Queue
 import Worker
 
 /// The dedup receipt a handled notification (Apple `notificationUUID`, Pub/Sub `messageId`) commits with its
 /// outcome, in the same transaction as the job's writes.
 struct Receipt: Sendable {
+    /// A notification's database effects, applied only by the delivery that records its receipt.
+    typealias Effects = @Sendable (isolated PostgresConnection) throws -> Void
+
     let store: String
     let messageID: String
     let receivedAt: Date
     let jobID: Int64
 
-    /// Completes the job: records the notification as seen with `outcome`, then runs `writes` — unless a
-    /// concurrent delivery of the same notification recorded it first, in which case nothing else is written.
-    /// `serialKey` names what `writes` lock (see `JobResult.serialKey`).
-    func complete(_ outcome: String, serialKey: String? = nil, then writes: JobWrites? = nil) -> JobResult {
+    /// Completes the job: records the notification as seen with `outcome`, then applies `effects` — unless a
+    /// concurrent delivery of the same notification recorded it first, in which case nothing else is written
+    /// and the job completes as `duplicate`, exactly like a delivery that found the receipt before it began.
+    /// `serialKey` names what `effects` lock (see `JobResult.serialKey`).
+    func complete(_ outcome: String, serialKey: String? = nil, then effects: Effects? = nil) -> JobResult {
         .done(outcome, writes: { db in
             guard try Receipts.record(store: store, messageID: messageID, receivedAt: receivedAt, jobID: jobID,
-                                      outcome: outcome, on: db) else { return }
-            try writes?(db)
+                                      outcome: outcome, on: db) else { return OutcomeOverride("duplicate") }
+            try effects?(db)
+            return nil
         }, serialKey: serialKey)
     }
 }

@@ -8,8 +8,10 @@ import Synchronization
 ///
 /// One fetch loop leases as many jobs as there are free slots in one statement, woken by `NOTIFY` with a
 /// polling fallback; each job runs as a task; outcomes are group-committed by the `Completer`; a heartbeat
-/// keeps long jobs' leases alive; every process competes for schedule periods. `stop()` begins a graceful
-/// shutdown: no more leasing, in-flight jobs get `gracePeriod` to finish, the rest are released.
+/// keeps long jobs' leases alive; every process competes for schedule periods. Leasing and the heartbeat
+/// each have a connection of their own, so neither waits for the pool that handlers and completions share.
+/// `stop()` begins a graceful shutdown: no more leasing, in-flight jobs get `gracePeriod` to finish, the rest
+/// are released.
 public final class Worker: Sendable {
     public let configuration: WorkerConfiguration
     private let registry: HandlerRegistry
@@ -93,7 +95,7 @@ public final class Worker: Sendable {
             // With a backlog, wait until a good share of slots is free so leases go out in batches.
             if free > 0 && (!backlog || free >= refillThreshold || free == slots) {
                 do {
-                    if connection == nil { connection = try await openLeaseConnection() }
+                    if connection == nil { connection = try await openOwnConnection(for: "lease") }
                     let leased = try await JobQueue.lease(owner: configuration.workerID, limit: free,
                                                           duration: configuration.leaseDuration, on: connection!)
                     failures.recordSuccess()
@@ -121,10 +123,12 @@ public final class Worker: Sendable {
         }
     }
 
-    /// The fetch loop's own connection, outside the pool so leasing never waits behind completions.
-    private func openLeaseConnection() async throws -> PostgresConnection {
-        let connection = try await PostgresConnection.connect(url: pool.configuration.url,
-                                                              applicationName: "\(pool.configuration.applicationName)-lease")
+    /// A connection of the fetch loop's or the heartbeat's own (`purpose` names it in `pg_stat_activity`),
+    /// outside the pool so leasing and renewing leases never wait behind completions or handlers. It commits
+    /// asynchronously; `JobQueue.lease` and `JobQueue.heartbeat` say why that is safe.
+    private func openOwnConnection(for purpose: String) async throws -> PostgresConnection {
+        let connection = try await PostgresConnection.connect(
+            url: pool.configuration.url, applicationName: "\(pool.configuration.applicationName)-\(purpose)")
         try await connection.query("SET synchronous_commit = off")
         return connection
     }
@@ -201,14 +205,24 @@ public final class Worker: Sendable {
         }
     }
 
+    /// Renews running jobs' leases every third of a lease on its own connection (see `JobQueue.heartbeat`).
+    /// A failed renewal is tried again after a short backoff, never more than an interval, instead of at the
+    /// next interval: two failures in a row must not use up a lease.
     private func heartbeatLoop() async {
         let interval = configuration.leaseDuration / 3
+        var failures = ReconnectBackoff(base: .milliseconds(100), cap: min(.seconds(2), interval))
+        var connection: PostgresConnection?
+        var wait = interval
         while true {
-            do { try await Task.sleep(for: interval) } catch { return }
+            do { try await Task.sleep(for: wait) } catch { break }
+            wait = interval
             let leases = state.withLock { Array($0.inFlight) }
+            guard !leases.isEmpty else { continue }
             do {
-                let lost = try await queue.heartbeat(owner: configuration.workerID, leases: leases,
-                                                     duration: configuration.leaseDuration)
+                if connection == nil { connection = try await openOwnConnection(for: "heartbeat") }
+                let lost = try await JobQueue.heartbeat(owner: configuration.workerID, leases: leases,
+                                                        duration: configuration.leaseDuration, on: connection!)
+                failures.recordSuccess()
                 // A job whose completion committed while the heartbeat ran is gone, not lost.
                 let stillRunning = state.withLock { state in lost.filter { state.inFlight.contains($0) } }
                 for lease in stillRunning {
@@ -216,9 +230,14 @@ public final class Worker: Sendable {
                                    ["job_id": .int(Int(lease.id)), "attempt": .int(lease.attempt)])
                 }
             } catch {
-                logger.warning("heartbeat failed", ["error": .string("\(error)")])
+                if let broken = await connection?.isBroken, broken { connection = nil }
+                wait = failures.recordFailure()
+                logger.warning("heartbeat failed; trying again", [
+                    "error": .string("\(error)"), "retry_in_ms": .int(Int(wait.milliseconds)),
+                ])
             }
         }
+        await connection?.close()
     }
 
     private func scheduleLoop() async {

@@ -31,6 +31,7 @@ import Testing
     private func recordEffect(of job: LeasedJob) -> JobWrites {
         { connection in
             try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, 'a')", [job.id, job.attempt])
+            return nil
         }
     }
 
@@ -111,6 +112,7 @@ import Testing
 
             let write: JobWrites = { connection in
                 try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES (1, 1, 'stale')")
+                return nil
             }
             let staleReport = try await finish(database, [Finish(job: stale[0], result: .completed(outcome: "ok"), writes: write)],
                                                owner: "stale")
@@ -190,7 +192,10 @@ import Testing
             try await queue.enqueue(NewJob(kind: "k"))
             let mine = try await lease(database, owner: "a", limit: 2, duration: .seconds(5))
             let stolen = LeaseRef(id: mine[1].id, attempt: mine[1].attempt + 1)
-            let lost = try await queue.heartbeat(owner: "a", leases: [mine[0].lease, stolen], duration: .seconds(600))
+            let connection = try await PostgresConnection.connect(url: database.url)
+            let lost = try await JobQueue.heartbeat(owner: "a", leases: [mine[0].lease, stolen], duration: .seconds(600),
+                                                    on: connection)
+            await connection.close()
             #expect(lost == [stolen])
             let remaining = try await database.pool.query(
                 "SELECT extract(epoch FROM lease_deadline - now())::float8 FROM jobs WHERE id = $1", [mine[0].id])
@@ -266,7 +271,10 @@ import Testing
             for _ in 0..<5 { try await queue.enqueue(NewJob(kind: "k")) }
             let jobs = try await lease(database, owner: "a", limit: 5)
             func record(_ job: LeasedJob) -> JobWrites {
-                { connection in try connection.query("INSERT INTO write_order (job_id) VALUES ($1)", [job.id]) }
+                { connection in
+                    try connection.query("INSERT INTO write_order (job_id) VALUES ($1)", [job.id])
+                    return nil
+                }
             }
             let keys: [String?] = ["lineage:b", nil, "lineage:a", "lineage:b", "lineage:a"]
             let batch = zip(jobs, keys).map { job, key in
@@ -301,6 +309,24 @@ import Testing
             let effects = try await database.pool.query("SELECT job_id FROM test_effects").map { try $0.decode(0, as: Int64.self) }
             #expect(effects == [jobs[2].id])
             #expect(try await count(database, "SELECT count(*) FROM jobs WHERE attempt = 1 AND lease_owner IS NULL") == 2)
+        }
+    }
+
+    /// Writes see what their handler could not (a receipt a concurrent delivery committed meanwhile): the
+    /// outcome they return is the one reported, for their own job only.
+    @Test func writesCanOverrideTheirJobsOutcome() async throws {
+        try await TestDatabase.with { database in
+            let jobs = try await threeLeasedJobs(database)
+            let overriding: JobWrites = { _ in OutcomeOverride("duplicate") }
+            let reports = try await finish(database, [
+                Finish(job: jobs[0], result: .completed(outcome: "mirrored"), writes: overriding),
+                Finish(job: jobs[1], result: .completed(outcome: "mirrored"), writes: recordEffect(of: jobs[1])),
+                Finish(job: jobs[2], result: .completed(outcome: "mirrored")),
+            ], owner: "a")
+            #expect(reports == [.completed(outcome: "duplicate"), .completed(outcome: "mirrored"),
+                                .completed(outcome: "mirrored")])
+            #expect(try await count(database, "SELECT count(*) FROM test_effects") == 1)
+            #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
         }
     }
 

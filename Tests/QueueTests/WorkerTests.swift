@@ -27,6 +27,7 @@ import Worker
                 try db.query("SELECT pg_sleep(0.005)")
                 try db.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, $3)",
                              [job.id, job.attempt, key])
+                return nil
             }, serialKey: key)
         }
     }
@@ -126,6 +127,87 @@ import Worker
             await running.value
             #expect(try await count(database, "SELECT count(*) FROM test_effects") == 60)
             #expect(try await count(database, "SELECT count(*) FROM test_effects WHERE attempt > 1") == 0)
+        }
+    }
+
+    /// Handlers and completions share the pool; the heartbeat must not. With every pooled connection held
+    /// elsewhere for longer than a lease lasts, a running job's lease is still renewed and never lapses.
+    @Test func leasesAreRenewedWhileEveryPooledConnectionIsHeld() async throws {
+        try await TestDatabase.with { database in
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "test.block"))
+            let (worker, running) = startWorker(database) {
+                $0.leaseDuration = .milliseconds(1500)
+                $0.gracePeriod = .milliseconds(100)
+            }
+            let probe = try await PostgresConnection.connect(url: database.url, applicationName: "storesync-tests-probe")
+            try await eventually("the job to be leased") { try await leaseDeadline(on: probe) != nil }
+
+            let poolSize = database.pool.configuration.poolSize
+            let release = Gate()
+            let holding = Counter()
+            let holders = (0..<poolSize).map { _ in
+                Task {
+                    try await database.pool.withConnection { _ in
+                        holding.increment()
+                        await release.wait()
+                    }
+                }
+            }
+            try await eventually("every pooled connection to be held") { holding.value == poolSize }
+            let deadline = try #require(try await leaseDeadline(on: probe))
+            try await expectRenewal(past: deadline, on: probe)
+
+            release.open()
+            for holder in holders { try await holder.value }
+            worker.stop()
+            await running.value
+            await probe.close()
+        }
+    }
+
+    /// A heartbeat connection that breaks is replaced: the leases it renewed go on being renewed.
+    @Test func aBrokenHeartbeatConnectionIsReplacedBeforeTheLeaseLapses() async throws {
+        try await TestDatabase.with { database in
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "test.block"))
+            let (worker, running) = startWorker(database) {
+                $0.leaseDuration = .milliseconds(1500)
+                $0.gracePeriod = .milliseconds(100)
+            }
+            let probe = try await PostgresConnection.connect(url: database.url, applicationName: "storesync-tests-probe")
+            let heartbeats = """
+                SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'storesync-tests-heartbeat'
+                """
+            try await eventually("the heartbeat's connection to appear") {
+                try await probe.query(heartbeats, [database.name]).count == 1
+            }
+            let first: Int = try await probe.query(heartbeats, [database.name])[0].decode(0)
+            let terminated: Bool = try await probe.query("SELECT pg_terminate_backend($1)", [first])[0].decode(0)
+            #expect(terminated)
+            let deadline = try #require(try await leaseDeadline(on: probe))
+            try await expectRenewal(past: deadline, on: probe)
+            let replacements = try await probe.query(heartbeats, [database.name]).map { try $0.decode(0, as: Int.self) }
+            #expect(replacements.count == 1 && replacements != [first], "\(replacements)")
+
+            worker.stop()
+            await running.value
+            await probe.close()
+        }
+    }
+
+    /// The only job's lease deadline, read on `probe` (outside the pool), or nil while it is not leased.
+    private func leaseDeadline(on probe: PostgresConnection) async throws -> Date? {
+        try await probe.query("SELECT lease_deadline FROM jobs WHERE lease_owner IS NOT NULL").first?
+            .decode(0, as: Date.self)
+    }
+
+    /// Waits until the database clock has passed `deadline` while the job's first lease is still live, which
+    /// only renewals can do; fails at once if the lease lapsed and the job was leased again.
+    private func expectRenewal(past deadline: Date, on probe: PostgresConnection) async throws {
+        try await eventually("the lease to be renewed past \(deadline)", timeout: .seconds(20)) {
+            let row = try await probe.query("SELECT now() > $1, lease_deadline > now(), attempt FROM jobs", [deadline])[0]
+            let attempt = try row.decode(2, as: Int.self)
+            try #require(attempt == 1, "the lease lapsed and the job was leased again (attempt \(attempt))")
+            return try row.decode(0, as: Bool.self) && row.decode(1, as: Bool.self)
         }
     }
 

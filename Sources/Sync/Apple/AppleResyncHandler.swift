@@ -40,6 +40,7 @@ struct AppleResyncHandler: JobHandler {
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }
+            return nil
         }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage))
     }
 }

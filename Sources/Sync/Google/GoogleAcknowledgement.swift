@@ -69,6 +69,7 @@ struct GoogleAcknowledgeHandler: JobHandler {
             _ = try db.query("""
                 UPDATE store_purchases SET acknowledged_at = now(), needs_acknowledgement = false WHERE id = $1
                 """, [task.purchaseID])
+            return nil
         }, serialKey: lineage.map { Mirror.lockKey(connectionID: connection.id, lineage: $0) })
     }
 }

@@ -46,6 +46,7 @@ struct GoogleResyncHandler: JobHandler {
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }
+            return nil
         }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage))
     }
 }

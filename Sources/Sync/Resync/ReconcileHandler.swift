@@ -24,6 +24,7 @@ public struct ReconcileHandler: JobHandler {
                                                 priority: ResyncPlanner.priority,
                                                 uniqueKey: "sweep:\(period):\(connection.id)"), on: db)
             }
+            return nil
         })
     }
 }

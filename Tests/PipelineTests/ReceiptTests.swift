@@ -1,0 +1,96 @@
+import Foundation
+import Postgres
+import Queue
+@testable import Sync
+import TestSupport
+import Testing
+import Worker
+
+/// One notification delivered twice at once: both deliveries find no receipt before their work, as the Apple
+/// and Google handlers check it. The one whose completion commits second must write nothing and complete as
+/// `duplicate`, exactly like a delivery that found the receipt before it began.
+@Suite struct ReceiptTests {
+    static let messageID = "0b1c2d3e-notification"
+
+    /// A notification handler's shape: receipt check, then (held until the test says) completion through
+    /// `Receipt` with one effect row. The payload names the delivery.
+    struct DeliveryHandler: JobHandler {
+        let store: String
+        let checked: Counter
+        let gates: [String: Gate]
+
+        func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+            if try await context.pool.query(Receipts.looking(store: store, messageID: ReceiptTests.messageID)) != nil {
+                return .done("duplicate")
+            }
+            checked.increment()
+            await gates[job.payload]?.wait()
+            let receipt = Receipt(store: store, messageID: ReceiptTests.messageID, receivedAt: Date(), jobID: job.id)
+            let (id, attempt) = (job.id, job.attempt)
+            return receipt.complete("mirrored") { db in
+                try db.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, 'effect')", [id, attempt])
+            }
+        }
+    }
+
+    /// The reports the worker gives its observer (and so its logs and metrics), in the order jobs finished.
+    /// (NSLock rather than `Mutex`, which ThreadSanitizer cannot see through on Linux.)
+    final class FinishedJobs: WorkerObserver, @unchecked Sendable {
+        private let lock = NSLock()
+        private var recorded: [FinishReport?] = []
+
+        func jobFinished(kind: String, report: FinishReport?, sinceLease: Duration) {
+            lock.lock()
+            recorded.append(report)
+            lock.unlock()
+        }
+
+        var reports: [FinishReport?] {
+            lock.lock()
+            defer { lock.unlock() }
+            return recorded
+        }
+    }
+
+    @Test(arguments: ["apple", "google"])
+    func theDeliveryThatCommitsSecondCompletesAsADuplicateAndWritesNothing(store: String) async throws {
+        try await TestDatabase.with { database in
+            try await TestHandlers.createEffectsTable(database.pool)
+            let queue = JobQueue(pool: database.pool)
+            let (first, second) = (#""first""#, #""second""#)
+            _ = try #require(try await queue.enqueue(NewJob(kind: "test.delivery", payload: first)))
+            let secondID = try #require(try await queue.enqueue(NewJob(kind: "test.delivery", payload: second)))
+            let gates = [first: Gate(), second: Gate()]
+            let checked = Counter()
+            let observer = FinishedJobs()
+            var registry = HandlerRegistry()
+            registry.register("test.delivery", DeliveryHandler(store: store, checked: checked, gates: gates))
+            var configuration = WorkerConfiguration()
+            configuration.concurrency = 4
+            configuration.pollInterval = .milliseconds(50)
+            let worker = Worker(configuration: configuration, registry: registry, pool: database.pool,
+                                listenURL: database.url, observer: observer)
+            let running = Task { await worker.run() }
+
+            try await eventually("both deliveries to pass their receipt check") { checked.value == 2 }
+            gates[second]?.open()
+            try await eventually("the second delivery to complete") { observer.reports.count == 1 }
+            gates[first]?.open()
+            try await eventually("the first delivery to complete") { observer.reports.count == 2 }
+            worker.stop()
+            await running.value
+
+            #expect(observer.reports == [.completed(outcome: "mirrored"), .completed(outcome: "duplicate")])
+            let effects = try await database.pool.query("SELECT job_id FROM test_effects")
+                .map { try $0.decode(0, as: Int64.self) }
+            #expect(effects == [secondID])
+            let receipts = try await database.pool.query(
+                "SELECT job_id, outcome FROM notification_receipts WHERE store = $1 AND message_id = $2",
+                [store, Self.messageID])
+            #expect(receipts.count == 1)
+            #expect(try receipts.first?.decode(0, as: Int64.self) == secondID)
+            #expect(try receipts.first?.decode(1, as: String.self) == "mirrored")
+            #expect(try await database.pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self) == 0)
+        }
+    }
+}
