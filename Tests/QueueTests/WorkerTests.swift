@@ -134,12 +134,7 @@ import Worker
     /// elsewhere for longer than a lease lasts, a running job's lease is still renewed and never lapses.
     @Test func leasesAreRenewedWhileEveryPooledConnectionIsHeld() async throws {
         try await TestDatabase.with { database in
-            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "test.block"))
-            let (worker, running) = startWorker(database) {
-                $0.leaseDuration = .milliseconds(1500)
-                $0.gracePeriod = .milliseconds(100)
-            }
-            let probe = try await PostgresConnection.connect(url: database.url, applicationName: "storesync-tests-probe")
+            let (worker, running, probe) = try await startBlockedJob(database)
             try await eventually("the job to be leased") { try await leaseDeadline(on: probe) != nil }
 
             let poolSize = database.pool.configuration.poolSize
@@ -168,12 +163,7 @@ import Worker
     /// A heartbeat connection that breaks is replaced: the leases it renewed go on being renewed.
     @Test func aBrokenHeartbeatConnectionIsReplacedBeforeTheLeaseLapses() async throws {
         try await TestDatabase.with { database in
-            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "test.block"))
-            let (worker, running) = startWorker(database) {
-                $0.leaseDuration = .milliseconds(1500)
-                $0.gracePeriod = .milliseconds(100)
-            }
-            let probe = try await PostgresConnection.connect(url: database.url, applicationName: "storesync-tests-probe")
+            let (worker, running, probe) = try await startBlockedJob(database)
             let heartbeats = """
                 SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'storesync-tests-heartbeat'
                 """
@@ -192,6 +182,21 @@ import Worker
             await running.value
             await probe.close()
         }
+    }
+
+    /// A worker running one job that blocks until the worker stops, with leases short enough for a test to see
+    /// them renewed (and long enough, a heartbeat every 1.3 s, for a loaded machine not to miss one), and a
+    /// probe connection outside the worker's pool.
+    private func startBlockedJob(_ database: TestDatabase) async throws
+        -> (Worker, Task<Void, Never>, PostgresConnection)
+    {
+        try await JobQueue(pool: database.pool).enqueue(NewJob(kind: "test.block"))
+        let (worker, running) = startWorker(database) {
+            $0.leaseDuration = .seconds(4)
+            $0.gracePeriod = .milliseconds(100)
+        }
+        let probe = try await PostgresConnection.connect(url: database.url, applicationName: "storesync-tests-probe")
+        return (worker, running, probe)
     }
 
     /// The only job's lease deadline, read on `probe` (outside the pool), or nil while it is not leased.
