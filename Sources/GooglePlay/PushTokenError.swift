@@ -28,7 +28,8 @@ public struct PushTokenError: Error, CustomStringConvertible, Sendable {
         public static let expired = Code("expired")
         /// `iat` lies further in the future than the allowed clock skew.
         public static let issuedInFuture = Code("issued in the future")
-        /// Google's keys could not be fetched or parsed; the push itself may be fine.
+        /// Google's keys could not be fetched or parsed, or the token names a key missing from the set kept
+        /// while they cannot; the push itself may be fine.
         public static let keysUnavailable = Code("keys unavailable")
 
         public var description: String { name }

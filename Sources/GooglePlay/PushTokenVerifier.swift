@@ -41,6 +41,11 @@ public struct PushTokenVerifier: Sendable {
 
     /// Verifies the value of a push's `Authorization` header (`Bearer <token>`, scheme case-insensitive).
     /// Throws `PushTokenError`; only `.keysUnavailable` is worth a retry.
+    ///
+    /// `exp` and `iat` are judged at `now`. For a push that was stored and is checked later, pass the time it
+    /// was received: the token proves who sent the push when it arrived, and Google sends tokens up to an hour
+    /// old, so judging them at the wall clock would turn a queue backlog or a retry into a permanent
+    /// `.expired`. Signature, issuer, audience and email are checked on every call regardless.
     public func verify(authorization: String, now: Date = Date()) async throws -> PushTokenClaims {
         let token = try Self.bearerToken(authorization)
         let jws: CompactJWS

@@ -6,7 +6,8 @@ import Testing
 
 /// Guards `GoogleKeyCache`: keys are fetched once and kept per max-age (floored at a minute, capped at a
 /// day, an hour by default), an unknown kid refetches at most once per minute, concurrent callers share
-/// one fetch, and a failed fetch is the retryable `keysUnavailable`. The clock is moved by hand.
+/// one fetch, and a failed fetch is the retryable `keysUnavailable` that holds off further fetches for the
+/// backoff while the expired key set keeps serving for its grace. The clock is moved by hand.
 @Suite("Google key cache")
 struct GoogleKeyCacheTests {
     static let setA = try! jwks([("key-a", TestKeys.a)])
@@ -106,7 +107,10 @@ struct GoogleKeyCacheTests {
         #expect(await fetcher.fetchCount == 1)
     }
 
-    @Test("a failed fetch is the retryable keysUnavailable, and the next use tries again")
+    static let backoff = GoogleKeyCache.failedFetchBackoff.seconds
+    static let grace = GoogleKeyCache.staleGrace.seconds
+
+    @Test("a failed fetch is the retryable keysUnavailable; the next fetch waits for the backoff")
     func failedFetch() async throws {
         let clock = TestClock()
         let fetcher = ScriptedFetcher([.failure(FetchFailed()), .success(JWKSDocument(json: Self.setA))])
@@ -114,19 +118,101 @@ struct GoogleKeyCacheTests {
         let error = await #expect(throws: PushTokenError.self) { try await cache.key(for: "key-a") }
         #expect(error?.code == .keysUnavailable)
         #expect(error?.isRetryable == true)
+        clock.advance(by: Self.backoff - 1)
+        let held = await #expect(throws: PushTokenError.self) { try await cache.key(for: "key-a") }
+        #expect(held?.code == .keysUnavailable)
+        #expect(await fetcher.fetchCount == 1, "fetched again within the backoff")
+        clock.advance(by: 1)
         #expect(try await cache.key(for: "key-a") != nil)
         #expect(await fetcher.fetchCount == 2)
     }
 
-    @Test("expired keys are not used when the refetch fails")
-    func noStaleKeys() async throws {
+    @Test("during an outage, pushes every second cost one fetch per backoff", arguments: [false, true])
+    func outagePacing(warm: Bool) async throws {
+        let clock = TestClock()
+        let fetcher = ScriptedFetcher(warm ? [.success(JWKSDocument(json: Self.setA)), .failure(FetchFailed())]
+                                           : [.failure(FetchFailed())])
+        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        if warm {
+            _ = try await cache.key(for: "key-a")
+            clock.advance(by: 3600)
+        }
+        let fetchesBefore = await fetcher.fetchCount
+        let minutes = 10
+        for second in 0..<(minutes * 60) {
+            for kid in ["key-a", "forged-\(second)"] {
+                do {
+                    let key = try await cache.key(for: kid)
+                    #expect(warm && kid == "key-a" && key != nil, "\(kid) at \(second) s gave a key: \(key != nil)")
+                } catch let error as PushTokenError {
+                    #expect(error.code == .keysUnavailable)
+                    #expect(!warm || kid != "key-a", "the stale key was not served at \(second) s")
+                }
+            }
+            clock.advance(by: 1)
+        }
+        #expect(await fetcher.fetchCount - fetchesBefore == minutes * 60 / Int(Self.backoff))
+    }
+
+    @Test("concurrent callers during an outage share one failing fetch")
+    func singleFlightFailure() async throws {
+        let started = Counter()
+        let callers = 20
+        let fetcher = ScriptedFetcher([.failure(FetchFailed())], gate: (started, callers))
+        let cache = GoogleKeyCache(fetcher: fetcher, now: TestClock().closure)
+        let failures = await withTaskGroup(of: PushTokenError.Code?.self) { group in
+            for _ in 0..<callers {
+                group.addTask {
+                    started.increment()
+                    do {
+                        _ = try await cache.key(for: "key-a")
+                        return nil
+                    } catch {
+                        return (error as? PushTokenError)?.code
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(failures == Array(repeating: .keysUnavailable, count: callers))
+        #expect(await fetcher.fetchCount == 1)
+    }
+
+    @Test("while fetching fails, expired keys verify for the grace, then not")
+    func staleGrace() async throws {
         let clock = TestClock()
         let fetcher = ScriptedFetcher([.success(JWKSDocument(json: Self.setA)), .failure(FetchFailed())])
         let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
         _ = try await cache.key(for: "key-a")
         clock.advance(by: 3600)
+        #expect(try await cache.key(for: "key-a") != nil, "the stale key set was not served when the refetch failed")
+        #expect(await fetcher.fetchCount == 2)
+        clock.advance(by: Self.grace - 1)
+        #expect(try await cache.key(for: "key-a") != nil, "the stale key set was not served at the end of the grace")
+        #expect(await fetcher.fetchCount == 3)
+        clock.advance(by: 1)
         let error = await #expect(throws: PushTokenError.self) { try await cache.key(for: "key-a") }
         #expect(error?.code == .keysUnavailable)
+        #expect(await fetcher.fetchCount == 3, "fetched within the backoff")
+    }
+
+    @Test("a recovered fetch ends the grace and the backoff")
+    func recovery() async throws {
+        let clock = TestClock()
+        let fetcher = ScriptedFetcher([.success(JWKSDocument(json: Self.setA)), .failure(FetchFailed()),
+                                       .success(JWKSDocument(json: Self.setAB))])
+        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        _ = try await cache.key(for: "key-a")
+        clock.advance(by: 3600)
+        let unknown = await #expect(throws: PushTokenError.self) { try await cache.key(for: "key-b") }
+        #expect(unknown?.code == .keysUnavailable, "a kid missing from the stale set is not known to be forged")
+        #expect(await fetcher.fetchCount == 2)
+        clock.advance(by: Self.backoff)
+        #expect(try await cache.key(for: "key-b") != nil)
+        #expect(try await cache.key(for: "forged") == nil, "after a good fetch an unknown kid is unknown again")
+        clock.advance(by: 3599)
+        #expect(try await cache.key(for: "key-a") != nil)
+        #expect(await fetcher.fetchCount == 3, "the recovered key set did not get its full lifetime")
     }
 
     @Test("a key set that does not parse is keysUnavailable", arguments: [

@@ -255,6 +255,36 @@ struct PushTokenVerifierTests {
         _ = try await verifier.verify(authorization: spec.authorization(), now: clock.now)
     }
 
+    /// A stored push is checked when its job runs, which may be hours later (a backlog, a retry series, a
+    /// dead-letter replay): its token is judged at the time it was received.
+    @Test("time claims are judged when the push was received, however much later it is checked", arguments: [
+        (30, nil), (-60, nil), (-61, PushTokenError.Code.expired),
+    ] as [(Int, PushTokenError.Code?)])
+    func judgedAtReceipt(expiresAfterReceipt: Int, code: PushTokenError.Code?) async throws {
+        let clock = TestClock()
+        let (verifier, _) = try await Self.warmVerifier(clock: clock)
+        let receivedAt = clock.now
+        var spec = TokenSpec(now: receivedAt)
+        let exp = Int(receivedAt.timeIntervalSince1970) + expiresAfterReceipt
+        spec.claims["exp"] = exp
+        spec.claims["iat"] = exp - 3600
+        let authorization = try spec.authorization()
+        clock.advance(by: 6 * 3600)
+        if let code {
+            let error = await #expect(throws: PushTokenError.self) {
+                try await verifier.verify(authorization: authorization, now: receivedAt)
+            }
+            #expect(error?.code == code)
+        } else {
+            let claims = try await verifier.verify(authorization: authorization, now: receivedAt)
+            #expect(claims.expiresAt < clock.now)
+            let late = await #expect(throws: PushTokenError.self) {
+                try await verifier.verify(authorization: authorization, now: clock.now)
+            }
+            #expect(late?.code == .expired, "judged at the wall clock, the same token is expired")
+        }
+    }
+
     @Test("the error description names the code and reason")
     func errorDescription() {
         let error = PushTokenError(.wrongAudience, "aud is \"x\"")

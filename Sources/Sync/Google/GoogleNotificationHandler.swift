@@ -85,13 +85,18 @@ struct GoogleNotificationHandler: JobHandler {
 
     /// A push must carry the OIDC token Pub/Sub signs for this connection's push subscription; anything
     /// else is dead-lettered (and counted: a wrong audience or account fails every push).
+    ///
+    /// The token's `exp` and `iat` are judged at `receivedAt`, which our ingest set when the push arrived (the
+    /// job's creation time, kept by dead-letter replays), not when this attempt runs: a token valid on
+    /// arrival stays valid through a backlog, Play API retries and replays, while one already expired on
+    /// arrival is still refused. Signature, issuer, audience and email are checked on every attempt.
     private func authenticate(_ envelope: IngestEnvelope, with tools: GoogleConnectionRegistry.Tools) async throws {
         guard let authorization = envelope.authorization else {
             metrics?.verificationFailed(store: "google", code: "missing token")
             throw JobFailure.permanent("push authentication failed: the push carried no Authorization header")
         }
         do {
-            _ = try await tools.pushVerifier.verify(authorization: authorization)
+            _ = try await tools.pushVerifier.verify(authorization: authorization, now: envelope.receivedAt)
         } catch let error as PushTokenError {
             metrics?.verificationFailed(store: "google", code: error.code.description)
             throw error.isRetryable ? JobFailure.retryable("push authentication: \(error)")
