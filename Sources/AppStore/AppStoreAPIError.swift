@@ -83,8 +83,8 @@ public struct AppStoreAPIError: Error, CustomStringConvertible, Sendable {
         case .rateLimited, .serverError, .requestTimeout, .retryableAppleError: true
         case .verificationFailed: verification?.isRetryable ?? false
         // A shut-down client (the worker is stopping) and unclassified libcurl failures deserve another
-        // attempt, as do dropped connections (also mid-TLS-handshake); TLS trust, an unusable URL and an
-        // oversized body fail the same way every time.
+        // attempt, as do dropped connections and failed TLS handshakes (the jobs bound how often, see
+        // StoreFailures); TLS trust, an unusable URL and an oversized body fail the same way every time.
         case .transport: transport.map { ![.tls, .invalidRequest, .bodyTooLarge].contains($0) } ?? true
         default: false
         }

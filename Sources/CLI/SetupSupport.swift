@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import Postgres
 import StoreModel
 
@@ -83,20 +84,13 @@ extension Parse {
         return text
     }
 
-    /// A DNS host name without port, lowercased as the accounts table keeps it: dot-separated labels of 1…63
-    /// letters, digits and hyphens, none starting or ending with a hyphen, 253 bytes in all.
+    /// A DNS host name without port, lowercased as the accounts table keeps it (`HostName`).
     static func host(_ text: String, _ name: String) throws -> String {
-        let isLabel: (Substring) -> Bool = { label in
-            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
-                && label.utf8.allSatisfy { byte in
-                    byte == 0x2d || (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte) || (0x61...0x7a).contains(byte)
-                }
-        }
-        guard text.utf8.count <= 253, text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy(isLabel) else {
+        guard let host = HostName.normalized(Substring(text)) else {
             throw UsageError("\(name) must be a host name like billing.example.com (dot-separated labels of 1…63 letters, "
                              + "digits and hyphens, not starting or ending with a hyphen), got \(quoted(text))")
         }
-        return text.lowercased()
+        return host
     }
 
     /// An ISO 4217 code (`usd` is taken as `USD`).

@@ -6,12 +6,15 @@ import Foundation
 /// Brackets are the only way to tell an IPv6 address's colons from the port's (`::1:80` could be `::1` port
 /// 80 or `::1:80` with no port), so a bare IPv6 address is refused rather than guessed at, and brackets never
 /// reach the resolver, which cannot read them.
-public struct ListenAddress: Sendable, Equatable {
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// The address or name to bind, an IPv6 address without its brackets: what `HTTPServerConfiguration.host`
     /// takes.
     public let host: String
     /// 0 lets the kernel choose a free port.
     public let port: UInt16
+
+    /// `HOST:PORT` as operators write it, an IPv6 address in brackets again.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// The longest text read: a 253-byte host name with `:65535`, with room to spare for brackets.
     static let maxLength = 300

@@ -73,29 +73,20 @@ public enum WebhookBody {
         }
     }
 
-    /// The account's host from a `Host` header, in the form `accounts add` stores: lowercase, without the port,
-    /// without the one trailing dot of a fully qualified name (`billing.example.com.` is the same host, RFC 3986
-    /// §3.2.2, and some senders write it so); nil when what remains is not a DNS name of 1…63-byte labels of
-    /// letters, digits and hyphens (no leading or trailing hyphen), 253 bytes in all — so `..`, a lone `.` and
+    /// The account's host from a `Host` header, in the form `accounts add` stores: without the port, without the
+    /// one trailing dot of a fully qualified name (`billing.example.com.` is the same host, RFC 3986 §3.2.2, and
+    /// some senders write it so), lowercase; nil when what remains is not a `HostName` — so `..`, a lone `.` and
     /// an IPv6 literal are malformed, not unknown hosts.
     public static func host(fromHeader value: String?) -> String? {
         guard let value = value?.trimmingHTTPWhitespace, !value.isEmpty, value.utf8.count <= 253 + 1 + 6
         else { return nil }
-        var host = Substring(value.lowercased())
+        var host = Substring(value)
         if let colon = host.lastIndex(of: ":") {
             let port = host[host.index(after: colon)...]
             guard port.utf8.count <= 5, port.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
             host = host[..<colon]
         }
         if host.hasSuffix(".") { host = host.dropLast() }
-        let isLabel: (Substring) -> Bool = { label in
-            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
-                && label.utf8.allSatisfy { byte in
-                    byte == UInt8(ascii: "-") || (0x30...0x39).contains(byte) || (0x61...0x7a).contains(byte)
-                }
-        }
-        guard host.utf8.count <= 253, host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy(isLabel)
-        else { return nil }
-        return String(host)
+        return HostName.normalized(host)
     }
 }

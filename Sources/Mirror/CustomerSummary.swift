@@ -30,7 +30,8 @@ public struct CustomerSummary: Sendable {
     public let subscriptions: [Subscription]
     public let entitlements: [Entitlement]
 
-    /// The customer's summary, or `nil` when there is no such customer.
+    /// The customer's summary, or `nil` when there is no such customer. It reads in several statements: run it in
+    /// a REPEATABLE READ transaction for subscriptions and entitlements of one moment.
     public static func read(customerID: String, on db: isolated PostgresConnection) throws -> CustomerSummary? {
         guard let customer = try db.query("SELECT account_id, email, name FROM customers WHERE id = $1::uuid",
                                           [customerID]).first else { return nil }

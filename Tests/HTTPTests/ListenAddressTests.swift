@@ -21,6 +21,7 @@ import Testing
         let address = try ListenAddress(parsing: text)
         #expect(address.host == host)
         #expect(address.port == port)
+        #expect(address.description == text, "written back as read")
     }
 
     @Test(arguments: [

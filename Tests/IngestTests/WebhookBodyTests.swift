@@ -41,7 +41,7 @@ import Testing
         ("billing.example.com..", nil), ("..", nil), (".", nil), (".:443", nil), (":443", nil),
         ("billing..example.com", nil), (".billing.example.com", nil), ("-billing.example.com", nil),
         ("billing-.example.com", nil), ("billing.example.com:8o", nil), ("billing.example.com:443443", nil),
-        ("bïlling.example.com", nil),
+        ("bïlling.example.com", nil), ("\u{212A}ing.example.com", nil),
         (String(repeating: "a", count: 63) + ".test", String(repeating: "a", count: 63) + ".test"),
         (String(repeating: "a", count: 64) + ".test", nil),
         (Array(repeating: String(repeating: "a", count: 49), count: 5).joined(separator: ".") + ".abc.:443",

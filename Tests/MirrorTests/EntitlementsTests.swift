@@ -8,7 +8,7 @@ import Testing
 /// The entitlements a customer holds, read from the mirror: every subscription of the customer whose plan
 /// grants a key, from any source, by `EntitlementRules` at the database's clock.
 @Suite struct EntitlementsTests {
-    /// Fake's calendar day whose 30-day period is still running today (or ended `daysAgo` days ago).
+    /// Fake's calendar day whose 30-day period ends `days` days from today (in the past when negative).
     static func asOfDay(endingIn days: Int) -> Int {
         Int(Date().timeIntervalSince(Fake.epoch) / 86_400) - 30 + days
     }

@@ -9,7 +9,8 @@ import Testing
 import Worker
 
 /// A history longer than one job may read (the client's page cap) is booked by follow-up resyncs, each
-/// reading on from the revision the last one stored, with at most one pending per lineage.
+/// reading on from the revision the last one stored, with at most one pending per revision read from (jobs that
+/// stopped at the same point share one).
 @Suite struct AppleHistoryContinuationTests {
     @Test func aHistoryBeyondThePageCapIsBookedByChainedFollowUps() async throws {
         var options = Pipeline.Options()

@@ -43,7 +43,11 @@ struct CustomersCommand: Command {
             try arguments.finish()
             let customerID = try Parse.uuid(text, "CUSTOMER")
             let summary = try await environment.withPool { pool in
-                try await pool.run { db in try CustomerSummary.read(customerID: customerID, on: db) }
+                try await pool.transaction { db in
+                    // One snapshot of the database for the subscriptions and the entitlements they grant.
+                    try db.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    return try CustomerSummary.read(customerID: customerID, on: db)
+                }
             }
             guard let summary else { throw SetupError(.notFound, "no customer \(customerID)") }
             Output.print(details(summary).text)

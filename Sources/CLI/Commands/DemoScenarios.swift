@@ -29,7 +29,7 @@ enum DemoScenarios {
         do {
             simulator = try AppStoreSimulator(configuration: configuration)
         } catch {
-            throw DemoError(.simulatorUnavailable, "cannot start the App Store simulator on \(listen.host):\(listen.port) "
+            throw DemoError(.simulatorUnavailable, "cannot start the App Store simulator on \(listen) "
                 + "(--simulator-listen chooses another address): \(error)")
         }
         return (simulator, DemoCatalog.SimulatorAccess(baseURL: simulator.baseURL, rootPEM: simulator.rootCertificate.pem,
