@@ -69,8 +69,9 @@ public struct GooglePlayAPIError: Error, CustomStringConvertible, Sendable {
         self.transport = transport
     }
 
-    /// Whether the same call can succeed later. Permanent failures should dead-letter at once: repeating them
-    /// only spends the connection's quota.
+    /// Whether the same call can succeed soon. Permanent failures should not be repeated at the usual pace: that
+    /// only spends the connection's quota. (`.unauthorized` and `.forbidden` can clear once Play Console permissions
+    /// apply, hours later; the job layer retries those slowly rather than dead-lettering them.)
     public var isRetryable: Bool {
         switch code {
         case .rateLimited, .serverError: true

@@ -51,8 +51,9 @@ public enum GoogleSnapshotTranslator {
             accountToken: accountToken(subscription),
             charges: try charges(orders, subscription: subscription, allowedTokens: allowedTokens, voided: voided),
             purchaseToken: purchaseToken, replacedTokens: replacedTokens,
-            needsAcknowledgement: environment == .production
-                && subscription.acknowledgementState == "ACKNOWLEDGEMENT_STATE_PENDING",
+            // Test purchases too: Google refunds and revokes an unacknowledged one like any other, and a Sandbox
+            // connection mirrors them normally. A Production connection skips them before writing anything.
+            needsAcknowledgement: subscription.acknowledgementState == "ACKNOWLEDGEMENT_STATE_PENDING",
             asOf: fetchedAt, source: source, raw: String(decoding: subscription.json, as: UTF8.self)))
     }
 

@@ -6,8 +6,10 @@ import Foundation
 public struct PubSubPush: Sendable {
     /// Larger bodies are refused before parsing; a push of one notification is about 1 KiB.
     public static let maxBodyBytes = 64 * 1024
-    /// Longest `messageId` kept: it is the deduplication key and goes into logs.
-    public static let maxMessageIDLength = 256
+    /// Longest `messageId` accepted: it is the deduplication key, stored in `notification_receipts.message_id`,
+    /// which holds at most 200 characters. Pub/Sub assigns decimal ids of about 16 digits, so a longer one is
+    /// not Pub/Sub's; accepted, it could never commit its receipt and would retry until it dead-lettered.
+    public static let maxMessageIDLength = 200
 
     /// Unique within the topic: what duplicate deliveries share.
     public let messageID: String
@@ -32,10 +34,15 @@ public struct PubSubPush: Sendable {
         guard let message = envelope.message else {
             throw GoogleNotificationError(.invalidEnvelope, "the push body has no message object")
         }
-        let id = try Self.agreeing("messageId", message.messageId, message.messageIdSnake)
-        guard let id, (1...Self.maxMessageIDLength).contains(id.utf8.count), id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw GoogleNotificationError(.invalidEnvelope, "message.messageId is missing, empty, longer than "
-                                          + "\(Self.maxMessageIDLength) bytes or not printable ASCII")
+        guard let id = try Self.agreeing("messageId", message.messageId, message.messageIdSnake), !id.isEmpty else {
+            throw GoogleNotificationError(.invalidEnvelope, "message.messageId is missing or empty")
+        }
+        guard id.utf8.count <= Self.maxMessageIDLength else {
+            throw GoogleNotificationError(.invalidEnvelope, "message.messageId is \(id.utf8.count) bytes, longer than the "
+                                          + "\(Self.maxMessageIDLength) kept for deduplication (Pub/Sub's are about 16 digits)")
+        }
+        guard id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw GoogleNotificationError(.invalidEnvelope, "message.messageId is not printable ASCII without spaces")
         }
         if let time = try Self.agreeing("publishTime", message.publishTime, message.publishTimeSnake) {
             guard let date = GoogleTimestamp.parse(time) else {

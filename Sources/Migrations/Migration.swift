@@ -31,5 +31,6 @@ extension Migration {
         Migration(version: 5, name: "resync", bytes: PackageResources.V0005__resync_sql),
         Migration(version: 6, name: "body_compression", bytes: PackageResources.V0006__body_compression_sql),
         Migration(version: 7, name: "purchase_updates", bytes: PackageResources.V0007__purchase_updates_sql),
+        Migration(version: 8, name: "token_acknowledgements", bytes: PackageResources.V0008__token_acknowledgements_sql),
     ]
 }

@@ -41,12 +41,31 @@ enum StoreFailures {
         return error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
     }
 
-    /// 410 and 404 for a purchase token are permanent (Google forgot it, or it never existed), as are 401/403
-    /// (the service account lacks Play Console access); 429, 5xx and transport failures retry, failed TLS
+    /// How long a job waits after Google refused the service account (401 with a fresh token, 403). Play Console
+    /// permission grants take up to 24-48 hours to apply, and a purchase dead-lettered meanwhile is never
+    /// mirrored or acknowledged, so Google refunds it after three days. Two hours apart, the default 25 attempts
+    /// span about 48 hours (the normal backoff only about 31) without spending the connection's quota on a
+    /// refusal that cannot clear within minutes; a fix takes effect within two hours. On-call hears of it at the
+    /// first refusal (`GoogleConnectionRegistry.Tools.failure` logs an error and counts it).
+    static let permissionRetryInterval: Duration = .seconds(2 * 3600)
+
+    /// 410 and 404 for a purchase token are permanent (Google forgot it, or it never existed); 401/403 (the
+    /// service account lacks Play Console access, or is not granted it yet) retry every
+    /// `permissionRetryInterval` with the Play Console hint; 429, 5xx and transport failures retry, failed TLS
     /// handshakes (with the API or the token endpoint) `handshakeAttempts` times.
     static func api(_ error: GooglePlayAPIError, attempt: Int) -> JobFailure {
         if error.transport == .tlsHandshake { return handshake(error.description, attempt: attempt) }
+        if isPermissionDenied(error) {
+            return .retryable("\(error) (attempt \(attempt); retried every 2 hours for about 2 days, as Play Console "
+                              + "permissions can take that long to apply, then dead-lettered)",
+                              retryAfter: permissionRetryInterval)
+        }
         return error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
+    }
+
+    /// Whether Google refused the service account itself: nothing changes until someone grants it access.
+    static func isPermissionDenied(_ error: GooglePlayAPIError) -> Bool {
+        error.code == .unauthorized || error.code == .forbidden
     }
 
     private static func handshake(_ description: String, attempt: Int) -> JobFailure {

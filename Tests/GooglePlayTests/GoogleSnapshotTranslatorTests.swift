@@ -137,9 +137,9 @@ struct GoogleSnapshotTranslatorTests {
         }
     }
 
-    @Test("a licence tester's purchase is Sandbox and never needs acknowledging here; others by their state", arguments: [
+    @Test("a licence tester's purchase is Sandbox; whether it needs acknowledging follows its state, as others'", arguments: [
         ("ACKNOWLEDGEMENT_STATE_PENDING", false, StoreEnvironment.production, true),
-        ("ACKNOWLEDGEMENT_STATE_PENDING", true, .sandbox, false),
+        ("ACKNOWLEDGEMENT_STATE_PENDING", true, .sandbox, true),
         ("ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED", false, .production, false),
         ("ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED", true, .sandbox, false),
         (nil, false, .production, false),

@@ -72,6 +72,8 @@ struct PubSubPushTests {
         ("no message id", push(["data": data]), .invalidEnvelope, "messageId"),
         ("an empty message id", push(["messageId": "", "data": data]), .invalidEnvelope, "messageId"),
         ("a message id with a space", push(["messageId": "1 2", "data": data]), .invalidEnvelope, "messageId"),
+        ("a message id longer than its receipt can keep", push(["messageId": String(repeating: "1", count: 201), "data": data]),
+         .invalidEnvelope, "messageId is 201 bytes, longer than the 200"),
         ("contradictory message ids", push(["messageId": "1", "message_id": "2", "data": data]), .invalidEnvelope, "disagree"),
         ("contradictory publish times", push(["messageId": "1", "publishTime": "2019-11-14T03:58:43Z",
                                               "publish_time": "2019-11-14T03:58:44Z", "data": data]), .invalidEnvelope, "disagree"),
@@ -87,6 +89,13 @@ struct PubSubPushTests {
         let error = failure { _ = try PubSubPush(body: body) }
         #expect(error?.code == code)
         #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test("a message id as long as a receipt keeps is read")
+    func longestMessageID() throws {
+        let id = String(repeating: "1", count: PubSubPush.maxMessageIDLength)
+        #expect(PubSubPush.maxMessageIDLength == 200, "notification_receipts.message_id holds 200 characters")
+        #expect(try PubSubPush(body: push(["messageId": id, "data": data])).messageID == id)
     }
 
     @Test("a message without data is an envelope, but carries no notification")

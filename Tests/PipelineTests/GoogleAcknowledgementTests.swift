@@ -7,8 +7,76 @@ import Queue
 import Testing
 @testable import Worker
 
-/// `google.acknowledge` updates its purchase's row, which the lineage's mirrors update too.
+/// Google refunds every purchase token left unacknowledged for three days, a replacement token as much as the
+/// first; `google.acknowledge` updates its token's and its purchase's rows, which the lineage's mirrors update too.
 @Suite struct GoogleAcknowledgementTests {
+    enum Change: String, CaseIterable { case upgrade, downgrade }
+
+    /// The token an upgrade or downgrade issues is acknowledged on its own, after the first token was.
+    @Test(arguments: Change.allCases)
+    func aReplacementTokenIsAcknowledgedAfterTheFirst(change: Change) async throws {
+        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let (from, to) = change == .upgrade ? (("pro.monthly", "monthly", Int64(999)), ("pro.yearly", "yearly", Int64(9_999)))
+                : (("pro.yearly", "yearly", 9_999), ("pro.monthly", "monthly", 999))
+            let first = try #require(try await play.purchase(productId: from.0, basePlanId: from.1, price: from.2, currency: "USD",
+                                                             obfuscatedAccountId: customer.token.uuidString).purchaseToken)
+            try await pipeline.settle()
+            #expect(play.acknowledgements.map(\.purchaseToken) == [first])
+
+            let replaced = change == .upgrade
+                ? try await play.upgrade(first, to: to.0, basePlanId: to.1, price: to.2)
+                : try await play.downgrade(first, to: to.0, basePlanId: to.1, price: to.2)
+            let second = try #require(replaced.purchaseToken)
+            try await pipeline.settle()
+            #expect(play.acknowledgements.map(\.purchaseToken) == [first, second])
+            #expect(play.acknowledgements.last?.subscriptionId == to.0)
+            #expect(play.subscription(second)?.acknowledged == true)
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens WHERE acknowledged_at IS NOT NULL") == 2)
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases WHERE needs_acknowledgement") == 0)
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+
+            // Later news of either token queues no acknowledgement again.
+            try await play.renew(second)
+            try await pipeline.settle()
+            #expect(play.acknowledgements.count == 2)
+        }
+    }
+
+    /// A purchase needs no acknowledgement any more once its current token has one; acknowledging a token it
+    /// replaced does not clear that.
+    @Test func onlyTheCurrentTokensAcknowledgementClearsThePurchasesFlag() async throws {
+        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let connection = try #require(pipeline.googleConnection)
+            let customer = try await pipeline.customer()
+            let first = try #require(try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
+                                                             currency: "USD", obfuscatedAccountId: customer.token.uuidString,
+                                                             silent: true).purchaseToken)
+            let second = try #require(try await play.upgrade(first, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
+                                        .purchaseToken)
+            try await pipeline.settle()
+            let pool = pipeline.database.pool
+            let purchaseID: Int64 = try await pool.query("SELECT id FROM store_purchases")[0].decode(0)
+            // As if neither acknowledgement had been sent yet.
+            _ = try await pool.query("UPDATE purchase_tokens SET acknowledged_at = NULL")
+            _ = try await pool.query("UPDATE store_purchases SET needs_acknowledgement = true, acknowledged_at = NULL")
+            func acknowledge(_ token: String, _ product: String) async throws -> Bool {
+                try await pool.transaction { db in
+                    try GoogleAcknowledgeHandler.record(GoogleAcknowledgement.Task(connectionID: connection.id,
+                                                                                   purchaseID: purchaseID,
+                                                                                   productID: product, token: token), on: db)
+                    return try db.query("SELECT needs_acknowledgement FROM store_purchases WHERE id = $1",
+                                        [purchaseID])[0].decode(0)
+                }
+            }
+            #expect(try await acknowledge(first, "pro.monthly"), "the replaced token's acknowledgement cleared the flag")
+            #expect(try await acknowledge(second, "pro.yearly") == false)
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens WHERE acknowledged_at IS NOT NULL") == 2)
+        }
+    }
+
     /// Its outcome must go to the lineage's flusher: committed by another one, a batch of acknowledgements and
     /// a batch of mirrors could each hold a purchase row the other wanted, and PostgreSQL broke the deadlock
     /// by failing every job of one batch. After an upgrade the token to acknowledge is not the lineage's first

@@ -150,16 +150,19 @@ import Testing
         }
     }
 
-    @Test func aLicenceTesterPurchaseIsMirroredOnASandboxConnection() async throws {
+    /// Mirrored normally, so acknowledged too: Google refunds and revokes an unacknowledged test purchase as well.
+    @Test func aLicenceTesterPurchaseIsMirroredAndAcknowledgedOnASandboxConnection() async throws {
         var options = Pipeline.Options()
         options.googleEnvironment = .sandbox
         try await Pipeline.with(options) { pipeline in
+            let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
             let bought = try await buy(pipeline, token: customer.token, testPurchase: true)
             try await pipeline.settle()
             let lineage = try await lineageOf(pipeline, bought.purchaseToken)
             #expect(try await pipeline.subscription(lineage)?.state == "active")
-            #expect(try #require(pipeline.play).acknowledgements.isEmpty, "sandbox purchases are never acknowledged")
+            #expect(play.acknowledgements.map(\.purchaseToken) == [try #require(bought.purchaseToken)])
+            #expect(play.subscription(try #require(bought.purchaseToken))?.acknowledged == true)
         }
     }
 
@@ -171,6 +174,28 @@ import Testing
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1 && reasons.first?.contains("gone") == true, "\(reasons)")
+        }
+    }
+
+    /// A service account Play Console does not let in yet (grants take up to 48 hours to apply): the push is
+    /// retried, not dead-lettered, and counted for on-call; once access is granted the purchase is mirrored and
+    /// acknowledged. The harness caps the two-hour wait at a few seconds.
+    @Test func aRefusedServiceAccountIsRetriedUntilGrantedAndCounted() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let connection = try #require(pipeline.googleConnection)
+            let customer = try await pipeline.customer()
+            // Refused with a fresh access token too, as a missing permission is.
+            try play.denyPermissionForNextRequests(2)
+            let bought = try await buy(pipeline, token: customer.token)
+            try await pipeline.settle()
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            #expect(try await pipeline.subscription(lineage)?.state == "active")
+            #expect(play.acknowledgements.map(\.purchaseToken) == [try #require(bought.purchaseToken)])
+            #expect(pipeline.retriedJobs() == 1)
+            let counted = #"storesync_store_permission_denied_total{store="google",connection="\#(connection.id)"} 1"#
+            #expect(pipeline.metrics.render().contains(counted), "\(pipeline.metrics.render())")
         }
     }
 

@@ -7,9 +7,11 @@ import Queue
 import StoreModel
 import Worker
 
-/// Google refunds a purchase left unacknowledged for three days. A linked production purchase that Google
-/// still waits on gets a `google.acknowledge` job, queued in the same transaction as the mirror (so it is
-/// sent only for what was really mirrored) and at most one pending per token.
+/// Google refunds a purchase token left unacknowledged for three days — every token: an upgrade, downgrade or
+/// re-signup issues a new one that needs its own acknowledgement. A linked purchase whose token Google still
+/// waits on gets a `google.acknowledge` job for that token, queued in the same transaction as the mirror (so it
+/// is sent only for what was really mirrored) and at most one pending per token; a token already acknowledged
+/// (`purchase_tokens.acknowledged_at`) gets none, even from a snapshot fetched before that acknowledgement.
 enum GoogleAcknowledgement {
     static let kind = "google.acknowledge"
     /// Due within days, not hours: after notifications and consumption answers, before resync backlog.
@@ -25,8 +27,9 @@ enum GoogleAcknowledgement {
     static func scheduleIfNeeded(_ snapshot: StoreSnapshot, outcome: Mirror.Outcome, connection: StoreConnection,
                                  on db: isolated PostgresConnection) throws {
         guard snapshot.needsAcknowledgement, outcome.customerID != nil, let token = snapshot.purchaseToken else { return }
-        let acknowledged: Bool = try db.query("SELECT acknowledged_at IS NOT NULL FROM store_purchases WHERE id = $1",
-                                              [outcome.purchaseID])[0].decode(0)
+        let acknowledged = try db.query("""
+            SELECT acknowledged_at IS NOT NULL FROM purchase_tokens WHERE connection_id = $1 AND purchase_token = $2
+            """, [connection.id, token]).first?.decode(0, as: Bool.self) ?? false
         guard !acknowledged else { return }
         let task = Task(connectionID: connection.id, purchaseID: outcome.purchaseID, productID: snapshot.productID,
                         token: token)
@@ -52,7 +55,8 @@ struct GoogleAcknowledgeHandler: JobHandler {
                 .first?.decode(0, as: String.self))
         }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
-        let client = try registry.tools(for: connection).client
+        let tools = try registry.tools(for: connection)
+        let client = tools.client
         do {
             try await client.acknowledge(subscriptionID: task.productID, token: task.token)
         } catch let error as GooglePlayAPIError where error.code == .rejected {
@@ -60,16 +64,31 @@ struct GoogleAcknowledgeHandler: JobHandler {
             // own state says; anything else stays an error.
             let state = try? await client.subscription(token: task.token).acknowledgementState
             guard state == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" else {
-                throw StoreFailures.api(error, attempt: job.attempt)
+                throw tools.failure(error, attempt: job.attempt, logger: context.logger)
             }
         } catch let error as GooglePlayAPIError {
-            throw StoreFailures.api(error, attempt: job.attempt)
+            throw tools.failure(error, attempt: job.attempt, logger: context.logger)
         }
         return .done("acknowledged", writes: { db in
-            _ = try db.query("""
-                UPDATE store_purchases SET acknowledged_at = now(), needs_acknowledgement = false WHERE id = $1
-                """, [task.purchaseID])
+            try Self.record(task, on: db)
             return nil
         }, serialKey: lineage.map { Mirror.lockKey(connectionID: connection.id, lineage: $0) })
+    }
+
+    /// Marks the task's token acknowledged. The purchase stops needing an acknowledgement only once its current
+    /// token has one: a late acknowledgement of a replaced token leaves the flag of its successor alone.
+    static func record(_ task: GoogleAcknowledgement.Task, on db: isolated PostgresConnection) throws {
+        _ = try db.query("""
+            WITH token AS (
+                UPDATE purchase_tokens SET acknowledged_at = now()
+                WHERE connection_id = $1 AND purchase_token = $2 AND purchase_id = $3
+                RETURNING purchase_token
+            )
+            UPDATE store_purchases p SET acknowledged_at = now(),
+                needs_acknowledgement = needs_acknowledgement AND EXISTS (
+                    SELECT 1 FROM purchase_tokens t WHERE t.purchase_id = p.id AND t.replaced_by IS NULL
+                    AND t.acknowledged_at IS NULL AND t.purchase_token NOT IN (SELECT purchase_token FROM token))
+            WHERE p.id = $3
+            """, [task.connectionID, task.token, task.purchaseID])
     }
 }

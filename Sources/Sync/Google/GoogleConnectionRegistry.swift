@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GooglePlay
 import HTTP
+import Logging
 import Mirror
 import Queue
 import Synchronization
@@ -14,11 +15,28 @@ final class GoogleConnectionRegistry: Sendable {
         let connection: StoreConnection
         let client: GooglePlayAPIClient
         let pushVerifier: PushTokenVerifier
+        private let metrics: SyncMetrics?
 
-        init(connection: StoreConnection, client: GooglePlayAPIClient, pushVerifier: PushTokenVerifier) {
+        init(connection: StoreConnection, client: GooglePlayAPIClient, pushVerifier: PushTokenVerifier,
+             metrics: SyncMetrics?) {
             self.connection = connection
             self.client = client
             self.pushVerifier = pushVerifier
+            self.metrics = metrics
+        }
+
+        /// The queue's decision for a failed call of this connection's client (`StoreFailures.api`). A refused
+        /// service account is retried for days rather than dead-lettered, so it must not stay quiet meanwhile:
+        /// every refusal is logged at error level with the Play Console hint and counted in
+        /// `storesync_store_permission_denied_total`, the signal to alert on.
+        func failure(_ error: GooglePlayAPIError, attempt: Int, logger: Logger) -> JobFailure {
+            if StoreFailures.isPermissionDenied(error) {
+                metrics?.permissionDenied(store: "google", connectionID: connection.id)
+                logger.error("Google refused the service account; the job retries, but only a Play Console fix helps", [
+                    "connection_id": .int(Int(connection.id)), "error": .string(error.description),
+                ])
+            }
+            return StoreFailures.api(error, attempt: attempt)
         }
     }
 
@@ -74,6 +92,7 @@ final class GoogleConnectionRegistry: Sendable {
             return cache
         }
         return Tools(connection: connection, client: client,
-                     pushVerifier: PushTokenVerifier(audience: audience, serviceAccountEmail: pushAccount, keys: keys))
+                     pushVerifier: PushTokenVerifier(audience: audience, serviceAccountEmail: pushAccount, keys: keys),
+                     metrics: metrics)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GooglePlay
+import Logging
 import Mirror
 import Postgres
 import Queue
@@ -12,10 +13,13 @@ struct GoogleRefetch {
     /// Tokens walked back at most; real chains (upgrades, downgrades, re-signups) are short.
     static let maxChain = 20
 
-    let client: GooglePlayAPIClient
+    let tools: GoogleConnectionRegistry.Tools
     let pool: PostgresPool
     /// The job's attempt, which bounds how often a failing TLS handshake is retried.
     let attempt: Int
+    let logger: Logger
+
+    private var client: GooglePlayAPIClient { tools.client }
 
     func snapshot(connection: StoreConnection, token: String, voided: [VoidedOrder],
                   source: SnapshotSource) async throws -> GoogleSnapshotResult {
@@ -37,7 +41,7 @@ struct GoogleRefetch {
                                                          orders: orders, voided: voided, replacedTokens: replaced,
                                                          source: source, fetchedAt: Date())
         } catch let error as GooglePlayAPIError {
-            throw StoreFailures.api(error, attempt: attempt)
+            throw tools.failure(error, attempt: attempt, logger: logger)
         } catch let error as GoogleSnapshotError {
             throw JobFailure.permanent("Google Play's answer cannot be mirrored: \(error)")
         }

@@ -28,14 +28,15 @@ struct GoogleSweepHandler: JobHandler {
                                                 now: Date().addingTimeInterval(-Self.skewMargin), overlap: Self.overlap,
                                                 retention: { _ in Self.window })
         let connection = window.connection
-        let client = try registry.tools(for: connection).client
+        let tools = try registry.tools(for: connection)
+        let client = tools.client
         var queued = 0
         for _ in 0..<Self.maxPages {
             let page: VoidedPurchasesPage
             do {
                 page = try await client.voidedPurchases(startTime: window.start, endTime: window.end, token: window.cursor)
             } catch let error as GooglePlayAPIError {
-                throw StoreFailures.api(error, attempt: job.attempt)
+                throw tools.failure(error, attempt: job.attempt, logger: context.logger)
             }
             let next = window.advance(to: page.nextPageToken)
             queued += try await context.pool.transaction { db in
