@@ -45,9 +45,13 @@ public struct LeasedJob: Sendable, Identifiable {
     public let maxAttempts: Int
     public let createdAt: Date
     public let uniqueKey: String?
+    /// Why the previous attempt failed (its retry message, or its lease lapsing); nil on a first attempt. Lets a
+    /// handler bound a kind of failure by how often it happened in a row rather than by the attempt number, which
+    /// other failures (an outage's 5xx) also count.
+    public let lastError: String?
 
     public init(id: Int64, kind: String, payload: String, raw: Data?, headers: String?, priority: Int16, attempt: Int,
-                maxAttempts: Int, createdAt: Date, uniqueKey: String?) {
+                maxAttempts: Int, createdAt: Date, uniqueKey: String?, lastError: String? = nil) {
         self.id = id
         self.kind = kind
         self.payload = payload
@@ -58,6 +62,7 @@ public struct LeasedJob: Sendable, Identifiable {
         self.maxAttempts = maxAttempts
         self.createdAt = createdAt
         self.uniqueKey = uniqueKey
+        self.lastError = lastError
     }
 
     /// The identity a completion is fenced on.

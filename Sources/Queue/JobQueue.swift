@@ -48,7 +48,8 @@ public struct JobQueue: Sendable {
                 id: try row.decode(0), kind: try row.decode(1), payload: try row.decode(2),
                 raw: try row.decodeOptional(3), headers: try row.decodeOptional(4),
                 priority: Int16(try row.decode(5, as: Int.self)), attempt: try row.decode(6),
-                maxAttempts: try row.decode(7), createdAt: try row.decode(8), uniqueKey: try row.decodeOptional(9))
+                maxAttempts: try row.decode(7), createdAt: try row.decode(8), uniqueKey: try row.decodeOptional(9),
+                lastError: try row.decodeOptional(10))
         }
     }
 

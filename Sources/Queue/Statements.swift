@@ -28,8 +28,8 @@ enum Statements {
             FROM picked
             WHERE j.id = picked.id
             RETURNING j.id, j.kind, j.payload, j.raw, j.headers, j.priority, j.attempt, j.max_attempts, j.created_at,
-                      j.unique_key, j.run_at)
-        SELECT id, kind, payload, raw, headers, priority, attempt, max_attempts, created_at, unique_key
+                      j.unique_key, j.run_at, j.last_error)
+        SELECT id, kind, payload, raw, headers, priority, attempt, max_attempts, created_at, unique_key, last_error
         FROM leased ORDER BY priority DESC, run_at, id
         """
 

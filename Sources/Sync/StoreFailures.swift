@@ -6,19 +6,22 @@ import Queue
 /// Turns what went wrong while handling a store notification into the queue's retry-or-dead-letter decision,
 /// keeping the reason on-call will read in the dead letter.
 enum StoreFailures {
-    /// `TransactionIdNotFound` right after Apple itself signed the transaction is eventual consistency:
-    /// this many attempts before it counts as permanent.
-    static let notFoundAttempts = 4
-    /// A 401 after which the client dropped its token: this many attempts, so a token Apple saw expire early
-    /// (the host clock behind Apple's by more than the renewal margin) is replaced instead of dead-lettering
-    /// every job in flight, while a wrong key still dead-letters with Apple's answer.
-    static let unauthorizedAttempts = 3
-    /// A TLS handshake that failed without a verdict on the certificate: this many attempts, about five minutes
-    /// with the default backoff (10 s doubling). A peer or middlebox dropping connections mid-handshake for a
-    /// few minutes clears up within them, but libcurl reports a server that never can complete one (an https
-    /// URL at a plain-HTTP port) the same way, and that should reach on-call with libcurl's reason within
-    /// minutes, not after a day of retries.
-    static let handshakeAttempts = 6
+    /// `TransactionIdNotFound` right after Apple itself signed the transaction is eventual consistency: a few
+    /// tries before it counts as permanent.
+    static let notFound = FailureStreak(name: "transaction not found", limit: 4, retryNote: "Apple may still be catching up",
+                                        permanentNote: "Apple does not know the transaction it signed")
+    /// A 401 after which the client dropped its token: a token Apple saw expire early (the host clock behind
+    /// Apple's by more than the renewal margin) is replaced instead of dead-lettering every job in flight, while
+    /// a wrong key still dead-letters with Apple's answer.
+    static let unauthorized = FailureStreak(name: "401", limit: 3, retryNote: "next with a fresh token",
+                                            permanentNote: "check the connection's key id, issuer id and private key")
+    /// A TLS handshake that failed without a verdict on the certificate: about five minutes of tries with the
+    /// default backoff (10 s doubling). A peer or middlebox dropping connections mid-handshake for a few minutes
+    /// clears up within them, but libcurl reports a server that never can complete one (an https URL at a
+    /// plain-HTTP port) the same way, and that should reach on-call with libcurl's reason within minutes, not
+    /// after a day of retries.
+    static let handshake = FailureStreak(name: "failed TLS handshake", limit: 6, retryNote: "the connection may have dropped",
+                                         permanentNote: "check that the URL's host and port serve HTTPS")
 
     static func verification(_ error: AppStoreVerificationError) -> JobFailure {
         error.isRetryable ? .retryable("verification: \(error)") : .permanent("verification failed: \(error)")
@@ -28,15 +31,15 @@ enum StoreFailures {
         error.code == .lineageBusy ? .retryable(error.message, retryAfter: .seconds(1)) : .permanent(error.message)
     }
 
-    static func api(_ error: AppStoreAPIError, attempt: Int, vouched: Bool) -> JobFailure {
-        if error.code == .transactionNotFound && vouched && attempt < notFoundAttempts {
-            return .retryable("\(error) (attempt \(attempt) of \(notFoundAttempts) while Apple catches up)")
-        }
-        if error.code == .unauthorized && attempt < unauthorizedAttempts {
-            return .retryable("\(error) (attempt \(attempt) of \(unauthorizedAttempts), next with a fresh token)")
-        }
+    /// - Parameters:
+    ///   - previous: the job's last error (`LeasedJob.lastError`), which bounds the failures retried only so
+    ///     many times in a row.
+    ///   - vouched: Apple itself signed the transaction asked about, so "not found" is eventual consistency.
+    static func api(_ error: AppStoreAPIError, previous: String?, vouched: Bool) -> JobFailure {
+        if error.code == .transactionNotFound && vouched { return notFound.decide(error.description, previous: previous) }
+        if error.code == .unauthorized { return unauthorized.decide(error.description, previous: previous) }
         if error.code == .transport && error.transport == .tlsHandshake {
-            return handshake(error.description, attempt: attempt)
+            return handshake.decide(error.description, previous: previous)
         }
         return error.isRetryable ? .retryable(error.description, retryAfter: error.retryAfter) : .permanent(error.description)
     }
@@ -52,11 +55,11 @@ enum StoreFailures {
     /// 410 and 404 for a purchase token are permanent (Google forgot it, or it never existed); 401/403 (the
     /// service account lacks Play Console access, or is not granted it yet) retry every
     /// `permissionRetryInterval` with the Play Console hint; 429, 5xx and transport failures retry, failed TLS
-    /// handshakes (with the API or the token endpoint) `handshakeAttempts` times.
-    static func api(_ error: GooglePlayAPIError, attempt: Int) -> JobFailure {
-        if error.transport == .tlsHandshake { return handshake(error.description, attempt: attempt) }
+    /// handshakes (with the API or the token endpoint) as `handshake` allows. `previous` is the job's last error.
+    static func api(_ error: GooglePlayAPIError, previous: String?) -> JobFailure {
+        if error.transport == .tlsHandshake { return handshake.decide(error.description, previous: previous) }
         if isPermissionDenied(error) {
-            return .retryable("\(error) (attempt \(attempt); retried every 2 hours for about 2 days, as Play Console "
+            return .retryable("\(error) (retried every 2 hours for about 2 days, as Play Console "
                               + "permissions can take that long to apply, then dead-lettered)",
                               retryAfter: permissionRetryInterval)
         }
@@ -68,11 +71,4 @@ enum StoreFailures {
         error.code == .unauthorized || error.code == .forbidden
     }
 
-    private static func handshake(_ description: String, attempt: Int) -> JobFailure {
-        guard attempt >= handshakeAttempts else {
-            return .retryable("\(description) (attempt \(attempt) of \(handshakeAttempts) for a failed TLS handshake)")
-        }
-        return .permanent("\(description) (the TLS handshake failed on attempt \(attempt) of \(handshakeAttempts); "
-                          + "check that the URL's host and port serve HTTPS)")
-    }
 }

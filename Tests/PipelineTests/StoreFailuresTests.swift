@@ -6,32 +6,37 @@ import Queue
 @testable import Sync
 import Testing
 
-/// How a failed store call becomes the queue's decision: a failed TLS handshake is retried only
-/// `handshakeAttempts` times (an https URL at a plain-HTTP port never succeeds), then dead-letters with
-/// libcurl's reason; transient transport failures keep retrying; trust failures dead-letter at once. Google's
-/// answers: a refused service account retries for days, a token Google does not know dead-letters.
+/// How a failed store call becomes the queue's decision: a failed TLS handshake is retried only so many times in
+/// a row (an https URL at a plain-HTTP port never succeeds), then dead-letters with libcurl's reason; transient
+/// transport failures keep retrying; trust failures dead-letter at once. Google's answers: a refused service
+/// account retries for days, a token Google does not know dead-letters.
 @Suite struct StoreFailuresTests {
     static let curlMessage = "GET /inApps/v1/subscriptions/1 got no response: HTTP client error (tls handshake): "
         + "SSL connect error: OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number"
 
+    /// The last error a job would carry after `count` such failures in a row (nil: none before).
+    static func after(_ count: Int, _ streak: FailureStreak, _ description: String) -> String? {
+        (0..<count).reduce(nil as String?) { previous, _ in streak.decide(description, previous: previous).message }
+    }
+
     @Test(arguments: [
-        (HTTPClientError.Code.tlsHandshake, 1, JobFailure.Code.retryable),
-        (.tlsHandshake, 5, .retryable),
-        (.tlsHandshake, 6, .permanent),
-        (.tlsHandshake, 7, .permanent),
-        (.connectionRefused, 3, .retryable),
-        (.connectionReset, 3, .retryable),
+        (HTTPClientError.Code.tlsHandshake, 0, JobFailure.Code.retryable),
+        (.tlsHandshake, 4, .retryable),
+        (.tlsHandshake, 5, .permanent),
+        (.connectionRefused, 5, .retryable),
+        (.connectionReset, 5, .retryable),
         (.timeout, 24, .retryable),
-        (.dns, 3, .retryable),
-        (.tls, 1, .permanent),
-        (.invalidRequest, 1, .permanent),
+        (.dns, 5, .retryable),
+        (.tls, 0, .permanent),
+        (.invalidRequest, 0, .permanent),
     ])
-    func transportFailures(transport: HTTPClientError.Code, attempt: Int, expected: JobFailure.Code) {
+    func transportFailures(transport: HTTPClientError.Code, handshakesBefore: Int, expected: JobFailure.Code) {
         let apple = AppStoreAPIError(.transport, Self.curlMessage, transport: transport)
         let google = GooglePlayAPIError(.transport, Self.curlMessage, transport: transport)
+        let previous = Self.after(handshakesBefore, StoreFailures.handshake, apple.description)
         let failures = [
-            (apple.description, StoreFailures.api(apple, attempt: attempt, vouched: true)),
-            (google.description, StoreFailures.api(google, attempt: attempt)),
+            (apple.description, StoreFailures.api(apple, previous: previous, vouched: true)),
+            (google.description, StoreFailures.api(google, previous: previous)),
         ]
         for (description, failure) in failures {
             #expect(failure.code == expected, "\(failure)")
@@ -39,21 +44,47 @@ import Testing
         }
     }
 
-    @Test(arguments: [1, 5, 6])
-    func aFailedHandshakeSaysWhichAttemptAndWhatToCheck(attempt: Int) {
+    @Test func aFailedHandshakeSaysHowManyInARowAndWhatToCheck() {
         let error = AppStoreAPIError(.transport, Self.curlMessage, transport: .tlsHandshake)
-        let failure = StoreFailures.api(error, attempt: attempt, vouched: false)
-        let note = attempt < 6
-            ? " (attempt \(attempt) of 6 for a failed TLS handshake)"
-            : " (the TLS handshake failed on attempt 6 of 6; check that the URL's host and port serve HTTPS)"
-        #expect(failure.message == "App Store API transport: \(Self.curlMessage)" + note)
+        let first = StoreFailures.api(error, previous: nil, vouched: false)
+        #expect(first.message == "App Store API transport: \(Self.curlMessage)"
+            + " (failed TLS handshake 1 in a row, at most 6; the connection may have dropped)")
+        let last = StoreFailures.api(error, previous: Self.after(5, StoreFailures.handshake, error.description), vouched: false)
+        #expect(last.message == "App Store API transport: \(Self.curlMessage)"
+            + " (failed TLS handshake 6 times in a row; check that the URL's host and port serve HTTPS)")
+    }
+
+    /// An outage's other failures count as attempts but not in the run: a job on its tenth attempt still gets
+    /// the whole handshake budget, and a 5xx in between starts the run over.
+    @Test func otherFailuresInBetweenStartTheRunOver() {
+        let error = AppStoreAPIError(.transport, Self.curlMessage, transport: .tlsHandshake)
+        let serverError = "App Store API server error: HTTP 503"
+        #expect(StoreFailures.api(error, previous: serverError, vouched: false).code == .retryable)
+        #expect(StoreFailures.handshake.run(before: serverError) == 0)
+        #expect(StoreFailures.handshake.run(before: Self.after(4, StoreFailures.handshake, error.description)) == 4)
+        #expect(StoreFailures.handshake.run(before: "lease expired: worker w did not finish attempt 9") == 0)
+    }
+
+    /// Apple not knowing a transaction it signed, and a 401 before the token is replaced, are bounded the same way.
+    @Test(arguments: [
+        (AppStoreAPIError.Code.transactionNotFound, true, 2, JobFailure.Code.retryable),
+        (.transactionNotFound, true, 3, .permanent),
+        (.transactionNotFound, false, 0, .permanent),
+        (.unauthorized, false, 1, .retryable),
+        (.unauthorized, false, 2, .permanent),
+    ])
+    func appleAnswersBoundedInARow(code: AppStoreAPIError.Code, vouched: Bool, before: Int, expected: JobFailure.Code) {
+        let error = AppStoreAPIError(code, "Apple said no")
+        let streak = code == .unauthorized ? StoreFailures.unauthorized : StoreFailures.notFound
+        let failure = StoreFailures.api(error, previous: Self.after(before, streak, error.description), vouched: vouched)
+        #expect(failure.code == expected, "\(failure)")
     }
 
     /// Google's token endpoint is reached the same way: its failed handshakes are bounded too.
     @Test func aFailedHandshakeWithGooglesTokenEndpointIsBounded() {
         let error = GooglePlayAPIError(.tokenUnavailable, Self.curlMessage, transport: .tlsHandshake)
-        #expect(StoreFailures.api(error, attempt: 5).code == .retryable)
-        #expect(StoreFailures.api(error, attempt: 6).code == .permanent)
+        #expect(StoreFailures.api(error, previous: Self.after(4, StoreFailures.handshake, error.description)).code == .retryable)
+        #expect(StoreFailures.api(error, previous: Self.after(5, StoreFailures.handshake, error.description)).code == .permanent)
     }
 
     /// Google's answer to `GET /…/tokens/T` as the client classifies it, with Google's JSON error body.
@@ -78,15 +109,14 @@ import Testing
     ])
     func googleAnswers(status: Int, reason: String, expected: JobFailure.Code) {
         let error = Self.google(status, reason: reason)
-        for attempt in [1, 24] {
-            let failure = StoreFailures.api(error, attempt: attempt)
-            #expect(failure.code == expected, "\(status) on attempt \(attempt): \(failure)")
+        for previous in [nil, "App Store API server error: HTTP 503"] as [String?] {
+            let failure = StoreFailures.api(error, previous: previous)
+            #expect(failure.code == expected, "\(status) after \(previous ?? "nothing"): \(failure)")
             #expect(failure.message.hasPrefix(error.description), "\(failure)")
             #expect(StoreFailures.isPermissionDenied(error) == [401, 403].contains(status))
             if StoreFailures.isPermissionDenied(error) {
                 #expect(failure.retryAfter == StoreFailures.permissionRetryInterval)
-                #expect(failure.message.contains("Play Console") && failure.message.contains("attempt \(attempt);"),
-                        "\(failure)")
+                #expect(failure.message.contains("Play Console"), "\(failure)")
             }
         }
     }
@@ -95,7 +125,7 @@ import Testing
     /// 48 hours Google's permission changes can take, whatever the jitter.
     @Test func permissionRetriesSpanTwoDays() {
         let policy = RetryPolicy()
-        let failure = StoreFailures.api(Self.google(403, reason: "permissionDenied"), attempt: 1)
+        let failure = StoreFailures.api(Self.google(403, reason: "permissionDenied"), previous: nil)
         let retries = 25 - 1  // jobs.max_attempts defaults to 25 (sql/V0001__queue.sql)
         var generator = SystemRandomNumberGenerator()
         let span = (1...retries).map { policy.delay(afterAttempt: $0, retryAfter: failure.retryAfter, using: &generator) }

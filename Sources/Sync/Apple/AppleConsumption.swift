@@ -89,7 +89,7 @@ struct AppleConsumptionHandler: JobHandler {
             try await tools.client.sendConsumption(transactionID: task.transactionID, request: request)
         } catch let error as AppStoreAPIError {
             // The id came from the CONSUMPTION_REQUEST's verified signedTransactionInfo: Apple vouched for it.
-            throw StoreFailures.api(error, attempt: job.attempt, vouched: true)
+            throw StoreFailures.api(error, previous: job.lastError, vouched: true)
         }
         if usage.consumptionPercentage != nil && request.consumptionPercentage == nil {
             return .done("sent without the recorded consumptionPercentage: Apple computes it for auto-renewable "

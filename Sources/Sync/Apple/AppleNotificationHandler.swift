@@ -84,7 +84,7 @@ struct AppleNotificationHandler: JobHandler {
         let revision = try await reads.revision(connectionID: connection.id, lineage: lineage, pool: context.pool)
         let fetched = try await AppleRefetch(client: tools.client, logger: context.logger)
             .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, revision: revision,
-                      source: source, attempt: job.attempt, vouched: true)
+                      source: source, previousError: job.lastError, vouched: true)
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage)
         return receipt.complete("mirrored", serialKey: serialKey) { db in
             do {

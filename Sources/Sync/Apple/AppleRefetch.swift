@@ -31,8 +31,9 @@ struct AppleRefetch {
     ///   not found" is Apple's eventual consistency and worth a few retries, not a permanent failure.
     /// - Parameter revision: the lineage's stored history revision (`storedRevision`); the history is read
     ///   from there on.
+    /// - Parameter previousError: the job's last error (`LeasedJob.lastError`), for `StoreFailures`.
     func snapshot(connection: StoreConnection, lineage: String, transactionID: String, revision: String?,
-                  source: SnapshotSource, attempt: Int, vouched: Bool) async throws -> Result {
+                  source: SnapshotSource, previousError: String?, vouched: Bool) async throws -> Result {
         do {
             let fetchedAt = Date()
             // Independent reads, sent together: a notification waits one store round trip, not two. The
@@ -46,7 +47,7 @@ struct AppleRefetch {
                                                                 fetchedAt: fetchedAt)
             return Result(snapshot: snapshot, revision: history.revision, hasMore: history.hasMore)
         } catch let error as AppStoreAPIError {
-            throw StoreFailures.api(error, attempt: attempt, vouched: vouched)
+            throw StoreFailures.api(error, previous: previousError, vouched: vouched)
         } catch let error as AppleSnapshotError {
             throw JobFailure.permanent("the App Store's answer cannot be mirrored: \(error)")
         }

@@ -25,7 +25,7 @@ struct AppleResyncHandler: JobHandler {
                                                                                  lineage: task.lineage))
         let fetched = try await AppleRefetch(client: tools.client, logger: context.logger)
             .snapshot(connection: connection, lineage: task.lineage, transactionID: task.lineage, revision: revision,
-                      source: source, attempt: job.attempt, vouched: false)
+                      source: source, previousError: job.lastError, vouched: false)
         // A follow-up books what an earlier read of the lineage had no room for, not what a notification missed:
         // that is no drift.
         let continuation = task.reason == AppleHistoryContinuation.reason

@@ -42,7 +42,7 @@ struct AppleSweepHandler: JobHandler {
                 page = try await client.notificationHistory(start: window.start, end: window.end, onlyFailures: true,
                                                             paginationToken: window.cursor)
             } catch let error as AppStoreAPIError {
-                throw StoreFailures.api(error, attempt: job.attempt, vouched: false)
+                throw StoreFailures.api(error, previous: job.lastError, vouched: false)
             }
             let next = window.advance(to: page.paginationToken)
             queued += try await context.pool.transaction { db in

@@ -64,10 +64,10 @@ struct GoogleAcknowledgeHandler: JobHandler {
             // own state says; anything else stays an error.
             let state = try? await client.subscription(token: task.token).acknowledgementState
             guard state == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" else {
-                throw tools.failure(error, attempt: job.attempt, logger: context.logger)
+                throw tools.failure(error, previous: job.lastError, logger: context.logger)
             }
         } catch let error as GooglePlayAPIError {
-            throw tools.failure(error, attempt: job.attempt, logger: context.logger)
+            throw tools.failure(error, previous: job.lastError, logger: context.logger)
         }
         return .done("acknowledged", writes: { db in
             try Self.record(task, on: db)

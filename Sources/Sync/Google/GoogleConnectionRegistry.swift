@@ -29,14 +29,14 @@ final class GoogleConnectionRegistry: Sendable {
         /// service account is retried for days rather than dead-lettered, so it must not stay quiet meanwhile:
         /// every refusal is logged at error level with the Play Console hint and counted in
         /// `storesync_store_permission_denied_total`, the signal to alert on.
-        func failure(_ error: GooglePlayAPIError, attempt: Int, logger: Logger) -> JobFailure {
+        func failure(_ error: GooglePlayAPIError, previous: String?, logger: Logger) -> JobFailure {
             if StoreFailures.isPermissionDenied(error) {
                 metrics?.permissionDenied(store: "google", connectionID: connection.id)
                 logger.error("Google refused the service account; the job retries, but only a Play Console fix helps", [
                     "connection_id": .int(Int(connection.id)), "error": .string(error.description),
                 ])
             }
-            return StoreFailures.api(error, attempt: attempt)
+            return StoreFailures.api(error, previous: previous)
         }
     }
 

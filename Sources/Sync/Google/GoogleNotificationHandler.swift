@@ -62,7 +62,7 @@ struct GoogleNotificationHandler: JobHandler {
             (token, event, voided) = (subscription.purchaseToken, "SUBSCRIPTION \(subscription.notificationType)", [])
         }
         let source = SnapshotSource(kind: "notification", reference: messageID, event: event)
-        let result = try await GoogleRefetch(tools: tools, pool: context.pool, attempt: job.attempt, logger: context.logger)
+        let result = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
             .snapshot(connection: primary, token: token, voided: voided, source: source)
         guard case .snapshot(let snapshot) = result else { return receipt.complete("pending: nothing mirrored yet") }
         // A licence tester's purchase is a sandbox purchase: mirrored only on a Sandbox connection.

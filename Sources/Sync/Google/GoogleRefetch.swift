@@ -15,8 +15,8 @@ struct GoogleRefetch {
 
     let tools: GoogleConnectionRegistry.Tools
     let pool: PostgresPool
-    /// The job's attempt, which bounds how often a failing TLS handshake is retried.
-    let attempt: Int
+    /// The job's last error (`LeasedJob.lastError`), which bounds how often a failing TLS handshake is retried.
+    let previousError: String?
     let logger: Logger
 
     private var client: GooglePlayAPIClient { tools.client }
@@ -41,7 +41,7 @@ struct GoogleRefetch {
                                                          orders: orders, voided: voided, replacedTokens: replaced,
                                                          source: source, fetchedAt: Date())
         } catch let error as GooglePlayAPIError {
-            throw tools.failure(error, attempt: attempt, logger: logger)
+            throw tools.failure(error, previous: previousError, logger: logger)
         } catch let error as GoogleSnapshotError {
             throw JobFailure.permanent("Google Play's answer cannot be mirrored: \(error)")
         }

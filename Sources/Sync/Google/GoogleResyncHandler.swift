@@ -33,7 +33,7 @@ struct GoogleResyncHandler: JobHandler {
                         refundType: $0.refund_type, voidedQuantity: $0.voided_quantity)
         }
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
-        let result = try await GoogleRefetch(tools: tools, pool: context.pool, attempt: job.attempt, logger: context.logger)
+        let result = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
             .snapshot(connection: connection, token: token ?? task.lineage, voided: voided, source: source)
         guard case .snapshot(let snapshot) = result else { return .done("pending: nothing mirrored yet") }
         guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }

@@ -36,7 +36,7 @@ struct GoogleSweepHandler: JobHandler {
             do {
                 page = try await client.voidedPurchases(startTime: window.start, endTime: window.end, token: window.cursor)
             } catch let error as GooglePlayAPIError {
-                throw tools.failure(error, attempt: job.attempt, logger: context.logger)
+                throw tools.failure(error, previous: job.lastError, logger: context.logger)
             }
             let next = window.advance(to: page.nextPageToken)
             queued += try await context.pool.transaction { db in
