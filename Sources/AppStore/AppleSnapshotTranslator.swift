@@ -30,7 +30,7 @@ public enum AppleSnapshotTranslator {
             inFreeTrial: trialRunning, ownership: try ownership(latest),
             accountToken: [latest.appAccountToken, renewal?.appAccountToken].compactMap { $0 }.first { !$0.isEmpty },
             charges: try charges(lineage: lineage, latest: latest, history: history.map(\.payload)),
-            newerAnswersRelistRefunds: true, asOf: asOf, source: source, raw: try raw(lineage: lineage, group: group, entry: entry))
+            refundsReversible: true, asOf: asOf, source: source, raw: try raw(lineage: lineage, group: group, entry: entry))
     }
 
     /// Apple's `status` of a lineage as the store state.

@@ -101,8 +101,9 @@ public enum GoogleSnapshotTranslator {
                                 voided: [VoidedOrder]) throws(GoogleSnapshotError) -> [StoreCharge] {
         var voidedByID: [String: VoidedOrder] = [:]
         for record in voided {
-            // The latest word counts: a remainder refunded after a partial one comes as a full refund.
-            func rank(_ voided: VoidedOrder) -> (Date, Int) { (voided.voidedAt, voided.isPartial ? 0 : 1) }
+            // Refunds only grow: a void of the whole order (the remainder after a partial one comes as one) beats
+            // any partial one, and of two alike the latest counts.
+            func rank(_ voided: VoidedOrder) -> (Int, Date) { (voided.isPartial ? 0 : 1, voided.voidedAt) }
             if let seen = voidedByID[record.orderID], rank(seen) >= rank(record) { continue }
             voidedByID[record.orderID] = record
         }
@@ -155,57 +156,69 @@ public enum GoogleSnapshotTranslator {
                            refund: try refund(of: order, id: id, total: amount, voided: voided))
     }
 
-    /// The refund of `order` as Google reports it now. The order's own history has the exact amounts and wins; a
-    /// voided record without them refunds the whole order; `nil` when nothing says the order was refunded.
+    /// The refund of `order` as Google reports it now: all that was refunded of it so far, as refunds only grow.
+    /// Whatever says the whole order was refunded — a `refundEvent` ("fully refunded"), a voided record of the
+    /// whole order, the `REFUNDED` state — refunds its total, however its details split it: after partial
+    /// refunds, the full refund's own amount may be just the rest. Otherwise the processed partial refunds add up;
+    /// `nil` when nothing says the order was refunded.
     private static func refund(of order: GooglePlayOrder, id: String, total: Money, voided: VoidedOrder?)
         throws(GoogleSnapshotError) -> StoreRefund?
     {
-        func kind(_ amount: Money) -> String { amount == total ? "full" : "partial" }
         if let event = order.orderHistory?.refundEvent {
-            var amount = total
             if let details = event.refundDetails?.total {
-                amount = try refunded(details, of: total, "refundEvent of order \(id)")
+                _ = try refunded(details, of: total, "refundEvent of order \(id)")
             }
             guard let at = event.eventTime ?? voided?.voidedAt ?? order.lastEventTime else {
                 throw missing("orderHistory.refundEvent.eventTime of order \(id)")
             }
-            return StoreRefund(amount: amount, refundedAt: at, kind: kind(amount), reason: event.refundReason ?? voided?.reason)
+            return StoreRefund(amount: total, refundedAt: at, kind: "full", reason: event.refundReason ?? voided?.reason)
         }
-        let processed = (order.orderHistory?.partialRefundEvents ?? []).filter { $0.state == "PROCESSED_SUCCESSFULLY" }
-        if !processed.isEmpty {
-            var sum: Int64 = 0
-            for event in processed {
-                guard let details = event.refundDetails?.total else {
-                    throw missing("refundDetails.total of a partial refund of order \(id)")
-                }
-                let part = try refunded(details, of: total, "partial refund of order \(id)")
-                let (next, overflow) = sum.addingReportingOverflow(part.minorUnits)
-                guard !overflow else { throw GoogleSnapshotError(.invalidMoney, "partial refunds of order \(id) overflow") }
-                sum = next
-            }
-            let amount = Money(minorUnits: sum, currency: total.currency)
-            guard sum <= total.minorUnits else {
-                throw GoogleSnapshotError(.invalidMoney, "partial refunds of order \(id) add up to \(amount), more than its "
-                                          + "total \(total)")
-            }
-            guard let at = processed.compactMap({ $0.processTime ?? $0.createTime }).max() ?? voided?.voidedAt
-                    ?? order.lastEventTime else {
-                throw missing("processTime of the partial refunds of order \(id)")
-            }
-            return StoreRefund(amount: amount, refundedAt: at, kind: kind(amount), reason: voided?.reason)
-        }
-        if let voided {
-            guard !voided.isPartial else {
-                throw GoogleSnapshotError(.unsupportedValue, "order \(id) was voided in part (refundType 2 or voidedQuantity) "
-                                          + "but shows no processed partial refund to take the amount from")
-            }
+        if let voided, !voided.isPartial {
             return StoreRefund(amount: total, refundedAt: voided.voidedAt, kind: "full", reason: voided.reason)
         }
+        let partial = try partialRefunds(of: order, id: id, total: total)
         if order.state == "REFUNDED" {
-            guard let at = order.lastEventTime else { throw missing("lastEventTime of refunded order \(id)") }
-            return StoreRefund(amount: total, refundedAt: at, kind: "full", reason: nil)
+            guard let at = [partial?.at, order.lastEventTime].compactMap({ $0 }).max() else {
+                throw missing("lastEventTime of refunded order \(id)")
+            }
+            return StoreRefund(amount: total, refundedAt: at, kind: "full", reason: voided?.reason)
+        }
+        if let partial {
+            guard let at = partial.at ?? voided?.voidedAt ?? order.lastEventTime else {
+                throw missing("processTime of the partial refunds of order \(id)")
+            }
+            return StoreRefund(amount: partial.amount, refundedAt: at, kind: partial.amount == total ? "full" : "partial",
+                               reason: voided?.reason)
+        }
+        if voided != nil {
+            throw GoogleSnapshotError(.unsupportedValue, "order \(id) was voided in part (refundType 2 or voidedQuantity) "
+                                      + "but shows no processed partial refund to take the amount from")
         }
         return nil
+    }
+
+    /// The sum of the order's processed partial refunds and when the last was processed; `nil` without any.
+    private static func partialRefunds(of order: GooglePlayOrder, id: String, total: Money)
+        throws(GoogleSnapshotError) -> (amount: Money, at: Date?)?
+    {
+        let processed = (order.orderHistory?.partialRefundEvents ?? []).filter { $0.state == "PROCESSED_SUCCESSFULLY" }
+        guard !processed.isEmpty else { return nil }
+        var sum: Int64 = 0
+        for event in processed {
+            guard let details = event.refundDetails?.total else {
+                throw missing("refundDetails.total of a partial refund of order \(id)")
+            }
+            let part = try refunded(details, of: total, "partial refund of order \(id)")
+            let (next, overflow) = sum.addingReportingOverflow(part.minorUnits)
+            guard !overflow else { throw GoogleSnapshotError(.invalidMoney, "partial refunds of order \(id) overflow") }
+            sum = next
+        }
+        let amount = Money(minorUnits: sum, currency: total.currency)
+        guard sum <= total.minorUnits else {
+            throw GoogleSnapshotError(.invalidMoney, "partial refunds of order \(id) add up to \(amount), more than its "
+                                      + "total \(total)")
+        }
+        return (amount, processed.compactMap { $0.processTime ?? $0.createTime }.max())
     }
 
     /// A refunded amount of a charge of `total`: same currency, not negative, not more than the charge.

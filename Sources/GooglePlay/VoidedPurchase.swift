@@ -85,10 +85,12 @@ public struct VoidedOrder: Sendable, Hashable {
         self.reason = reason
     }
 
-    /// From a voided purchases list record; `nil` when it lacks the order id or the voided time.
-    public init?(_ purchase: VoidedPurchase) {
-        guard let orderID = purchase.orderId, !orderID.isEmpty, let millis = purchase.voidedTimeMillis else { return nil }
-        self.init(orderID: orderID, voidedAt: GoogleTimestamp.date(milliseconds: millis),
+    /// From a voided purchases list record; `nil` when it lacks the order id. Google lists a record once it has
+    /// seen the order voided, so one without `voidedTimeMillis` was voided by `listedBy` — the end of the window
+    /// it was listed in — which dates its refund rather than leaving it undated.
+    public init?(_ purchase: VoidedPurchase, listedBy: Date) {
+        guard let orderID = purchase.orderId, !orderID.isEmpty else { return nil }
+        self.init(orderID: orderID, voidedAt: purchase.voidedTimeMillis.map(GoogleTimestamp.date(milliseconds:)) ?? listedBy,
                   voidedQuantity: purchase.voidedQuantity, reason: purchase.voidedReason.map(VoidedPurchase.reasonName))
     }
 

@@ -13,8 +13,9 @@ enum Booking {
     }
 
     /// - Parameters:
-    ///   - bookRefunds: whether the answer's refunds count (see `StoreSnapshot.newerAnswersRelistRefunds`).
-    ///   - reverseMissingRefunds: whether a live refund of a charge the answer shows unrefunded was reversed.
+    ///   - bookRefunds: whether the answer's refunds count (see `StoreSnapshot.refundsReversible`).
+    ///   - reverseMissingRefunds: whether a live refund of a charge the answer shows unrefunded was reversed
+    ///     (only where refunds are reversible, from a fresh answer).
     static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, bookRefunds: Bool,
                      reverseMissingRefunds: Bool, asOf: Date, on db: isolated PostgresConnection) throws -> Result {
         var result = Result()
@@ -51,7 +52,9 @@ enum Booking {
         let refunded = bookRefunds ? charges.filter { $0.refund != nil } : []
         if !refunded.isEmpty {
             // A refund the store shows again after its reversal is live again — but only in an answer newer than
-            // the reversal: a late copy of the original refund notification must not undo it. A live one is left.
+            // the reversal: a late copy of the original refund notification must not undo it. A live refund takes
+            // a larger amount (the rest of a charge refunded in parts; the kind follows, partial → full) and is
+            // never lowered: refunds only grow, so a smaller amount is an older answer's.
             result.refunds = try db.query("""
                 INSERT INTO refunds (invoice_id, payment_id, store, refunded_transaction_id, amount_minor, currency, kind,
                                      reason, refunded_at)
@@ -61,8 +64,10 @@ enum Booking {
                 JOIN invoices i ON i.store = $1 AND i.store_transaction_id = r.transaction_id
                 JOIN payments p ON p.invoice_id = i.id
                 ON CONFLICT (store, refunded_transaction_id) DO UPDATE SET reversed_at = NULL,
-                    amount_minor = EXCLUDED.amount_minor, kind = EXCLUDED.kind, refunded_at = EXCLUDED.refunded_at
+                    amount_minor = EXCLUDED.amount_minor, kind = EXCLUDED.kind, refunded_at = EXCLUDED.refunded_at,
+                    reason = COALESCE(EXCLUDED.reason, refunds.reason)
                     WHERE refunds.reversed_at < $8
+                       OR (refunds.reversed_at IS NULL AND EXCLUDED.amount_minor > refunds.amount_minor)
                 RETURNING refunded_transaction_id
                 """, [store.rawValue, PostgresArray(refunded.map(\.transactionID)),
                       PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits }),

@@ -85,8 +85,9 @@ public enum Mirror {
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
-                               bookRefunds: fresh || !snapshot.newerAnswersRelistRefunds,
-                               reverseMissingRefunds: fresh && known.refundsToReverse, asOf: snapshot.asOf, on: db)
+                               bookRefunds: fresh || !snapshot.refundsReversible,
+                               reverseMissingRefunds: fresh && snapshot.refundsReversible && known.refundsToReverse,
+                               asOf: snapshot.asOf, on: db)
 
         let replaced = try PurchaseTokens.record(snapshot, purchaseID: purchaseID, connectionID: connection.id, on: db)
 
@@ -128,8 +129,9 @@ struct KnownState {
     let tokenReplaced: Bool
     /// The snapshot's token replaced a token the mirror still holds as the lineage's current one.
     let succeedsCurrentToken: Bool
-    /// A charge the snapshot shows without a refund has a live refund booked: the store reversed it. Known
-    /// here, the common case — nothing to reverse — costs no statement of its own.
+    /// A charge the snapshot shows without a refund has a live refund booked: the store reversed it, if its
+    /// refunds are reversible at all. Known here, the common case — nothing to reverse — costs no statement of
+    /// its own.
     let refundsToReverse: Bool
 
     static func statement(snapshot: StoreSnapshot, connection: StoreConnection) -> PostgresStatement {

@@ -12,7 +12,8 @@ public struct StoreCharge: Sendable, Hashable {
     public let periodEnd: Date?
     /// `purchase`, `renewal`, `upgrade`…, for the invoice's description.
     public let reason: String
-    /// The refund the store reports for this charge now; `nil` on a charge whose earlier refund was reversed.
+    /// The refund the store reports for this charge now; `nil` when it shows none — where refunds are
+    /// reversible (`StoreSnapshot.refundsReversible`), on a charge whose earlier refund was reversed.
     public let refund: StoreRefund?
 
     public init(transactionID: String, productID: String, amount: Money, chargedAt: Date, periodStart: Date?,
@@ -30,7 +31,10 @@ public struct StoreCharge: Sendable, Hashable {
 
 /// A refund of one charge, full or partial.
 public struct StoreRefund: Sendable, Hashable {
+    /// All the store has refunded of the charge so far, not the last refund alone: a charge refunded in parts
+    /// has one refund, which only grows (a partial refund followed by the rest is a full one).
     public let amount: Money
+    /// When the refund last grew.
     public let refundedAt: Date
     /// `full`, `prorated`, `partial`, `family_revoke`…
     public let kind: String
@@ -88,13 +92,16 @@ public struct StoreSnapshot: Sendable {
     public var purchaseToken: String?
     /// Google purchase tokens of this lineage that `purchaseToken` replaced (upgrades, re-signups), oldest first.
     public var replacedTokens: [String]
-    /// Google: a production purchase the store still waits to have acknowledged.
+    /// Google: a purchase token the store still waits to have acknowledged.
     public let needsAcknowledgement: Bool
-    /// Every newer answer of the store lists again each charge whose refund changed since the point it reads
-    /// from (Apple's history revisions), and the mirror stores that point only with a fresh answer. So a refund
-    /// that only an answer older than the mirror's state shows is booked already, or was reversed since: the
-    /// mirror must not book it. Off for Google, whose refunds (voided orders) are final whenever they are seen.
-    public let newerAnswersRelistRefunds: Bool
+    /// The store can take a refund back (Apple's `REFUND_REVERSED`), and each of its answers shows every charge
+    /// it lists with the refund as it stands then. So a charge a fresh answer shows without the refund the mirror
+    /// booked had it reversed; and a refund only an answer older than the mirror's state shows is booked already
+    /// or was reversed since — every newer answer lists again each charge whose refund changed (Apple's history
+    /// revisions) — so the mirror must not book it. Off for Google: a voided order is final whenever it is seen,
+    /// and an answer that shows the charge without it (an order fetched without its voided record, or before
+    /// Google's order history caught up) says nothing against it.
+    public let refundsReversible: Bool
     /// When the store's answer was true; an older snapshot never overwrites a newer one.
     public let asOf: Date
     public let source: SnapshotSource
@@ -105,7 +112,7 @@ public struct StoreSnapshot: Sendable {
                 state: StoreState, periodStart: Date?, expiresAt: Date?, graceEndsAt: Date?, autoRenew: Bool,
                 inFreeTrial: Bool, ownership: Ownership, accountToken: String?, charges: [StoreCharge],
                 purchaseToken: String? = nil, replacedTokens: [String] = [], needsAcknowledgement: Bool = false,
-                newerAnswersRelistRefunds: Bool = false, asOf: Date, source: SnapshotSource, raw: String) {
+                refundsReversible: Bool = false, asOf: Date, source: SnapshotSource, raw: String) {
         self.store = store
         self.lineage = lineage
         self.environment = environment
@@ -123,7 +130,7 @@ public struct StoreSnapshot: Sendable {
         self.purchaseToken = purchaseToken
         self.replacedTokens = replacedTokens
         self.needsAcknowledgement = needsAcknowledgement
-        self.newerAnswersRelistRefunds = newerAnswersRelistRefunds
+        self.refundsReversible = refundsReversible
         self.asOf = asOf
         self.source = source
         self.raw = raw

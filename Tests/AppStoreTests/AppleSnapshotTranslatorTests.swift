@@ -77,7 +77,7 @@ struct AppleSnapshotTranslatorTests {
                                                  refund: nil)])
         #expect(snapshot.replacedTokens.isEmpty)
         #expect(!snapshot.needsAcknowledgement)
-        #expect(snapshot.newerAnswersRelistRefunds, "history revisions re-list every refund change")
+        #expect(snapshot.refundsReversible, "Apple reverses refunds; history revisions re-list every refund change")
         #expect(snapshot.asOf == Fixture.signedDate)
         #expect(snapshot.source == source)
     }

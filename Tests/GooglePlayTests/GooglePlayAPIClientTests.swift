@@ -447,7 +447,7 @@ struct GooglePlayAPIClientTests {
         #expect(record.voidedSource == 2)
         #expect(record.voidedReason == 7)
         #expect(record.voidedQuantity == nil)
-        let voided = try #require(VoidedOrder(record))
+        let voided = try #require(VoidedOrder(record, listedBy: .now))
         #expect(voided.voidedAt == Date(timeIntervalSince1970: 1_748_000_000))
         #expect(voided.reason == "CHARGEBACK")
         #expect(!voided.isPartial)
@@ -455,7 +455,7 @@ struct GooglePlayAPIClientTests {
         let next = try await client.voidedPurchases(token: "next/page+1=")
         #expect(next.nextPageToken == nil)
         #expect(next.voidedPurchases.first?.voidedQuantity == 1)
-        #expect(next.voidedPurchases.first.flatMap(VoidedOrder.init)?.isPartial == true)
+        #expect(next.voidedPurchases.first.flatMap { VoidedOrder($0, listedBy: .now) }?.isPartial == true)
 
         let queries = google.apiRequests.requests.map(\.query)
         #expect(queries == ["type=1&maxResults=1000&startTime=1747000000500", "type=1&maxResults=1000&token=next%2Fpage%2B1%3D"])

@@ -80,7 +80,7 @@ struct GoogleSnapshotTranslatorTests {
                                                  reason: "purchase", refund: nil)])
         #expect(snapshot.replacedTokens.isEmpty)
         #expect(snapshot.needsAcknowledgement)
-        #expect(!snapshot.newerAnswersRelistRefunds, "a voided order is final whenever it is seen")
+        #expect(!snapshot.refundsReversible, "a voided order is final whenever it is seen")
         #expect(snapshot.asOf == Play.fetchedAt)
         #expect(snapshot.source == source)
         #expect(snapshot.raw == Play.text(subscription.json))
@@ -264,7 +264,8 @@ struct GoogleSnapshotTranslatorTests {
     func voidedFull() throws {
         let voidedAt = Play.fetchedAt.addingTimeInterval(-3600)
         let listed = VoidedOrder(VoidedPurchase(purchaseToken: Play.token, orderId: Play.orderID,
-                                                voidedTimeMillis: Int64(voidedAt.timeIntervalSince1970 * 1000), voidedReason: 7))
+                                                voidedTimeMillis: Int64(voidedAt.timeIntervalSince1970 * 1000), voidedReason: 7),
+                                 listedBy: Play.fetchedAt)
         let listedSnapshot = try snapshot(try purchase(), orders: [try order()], voided: [try #require(listed)])
         #expect(try onlyCharge(listedSnapshot).refund == StoreRefund(amount: usd999, refundedAt: voidedAt, kind: "full",
                                                                  reason: "CHARGEBACK"))
@@ -303,6 +304,28 @@ struct GoogleSnapshotTranslatorTests {
         ("refunded without an event: at the last event", #"{"state":"REFUNDED","lastEventTime":"2025-05-21T10:00:00Z"}"#,
          StoreRefund(amount: Money(minorUnits: 999, currency: "USD"), refundedAt: Date(timeIntervalSince1970: 1_747_821_600),
                      kind: "full", reason: nil)),
+        ("the rest refunded after a partial refund: the whole order, not the full refund's own amount", #"""
+         {"state":"REFUNDED","orderHistory":{"partialRefundEvents":[
+          {"processTime":"2025-05-21T10:00:00Z","state":"PROCESSED_SUCCESSFULLY",
+           "refundDetails":{"total":{"currencyCode":"USD","units":"3"}}}],
+          "refundEvent":{"eventTime":"2025-05-21T12:00:00Z","refundReason":"OTHER",
+           "refundDetails":{"total":{"currencyCode":"USD","units":"6","nanos":990000000}}}}}
+         """#, StoreRefund(amount: Money(minorUnits: 999, currency: "USD"), refundedAt: Date(timeIntervalSince1970: 1_747_828_800),
+                           kind: "full", reason: "OTHER")),
+        ("a full refund after a partial one that gives the whole amount itself is still the order's total", #"""
+         {"state":"REFUNDED","orderHistory":{"partialRefundEvents":[
+          {"processTime":"2025-05-21T10:00:00Z","state":"PROCESSED_SUCCESSFULLY",
+           "refundDetails":{"total":{"currencyCode":"USD","units":"3"}}}],
+          "refundEvent":{"eventTime":"2025-05-21T12:00:00Z",
+           "refundDetails":{"total":{"currencyCode":"USD","units":"9","nanos":990000000}}}}}
+         """#, StoreRefund(amount: Money(minorUnits: 999, currency: "USD"), refundedAt: Date(timeIntervalSince1970: 1_747_828_800),
+                           kind: "full", reason: nil)),
+        ("refunded with partial refunds short of the total: the whole order, at the last event", #"""
+         {"state":"REFUNDED","lastEventTime":"2025-05-21T12:00:00Z","orderHistory":{"partialRefundEvents":[
+          {"processTime":"2025-05-21T10:00:00Z","state":"PROCESSED_SUCCESSFULLY",
+           "refundDetails":{"total":{"currencyCode":"USD","units":"3"}}}]}}
+         """#, StoreRefund(amount: Money(minorUnits: 999, currency: "USD"), refundedAt: Date(timeIntervalSince1970: 1_747_828_800),
+                           kind: "full", reason: nil)),
     ] as [(String, String, StoreRefund)])
     func orderRefund(name: String, changes: String, refund: StoreRefund) throws {
         #expect(try onlyCharge(try snapshot(try purchase(), orders: [try order(Play.changes(changes))])).refund == refund)
@@ -321,13 +344,29 @@ struct GoogleSnapshotTranslatorTests {
         #expect(refusal(try purchase(), orders: [otherCurrency])?.code == .invalidMoney)
     }
 
-    @Test("a later full void wins over an earlier partial one of the same order")
-    func latestVoidWins() throws {
+    @Test("a void of the whole order wins over a partial one of the same order, whichever is later")
+    func fullVoidWins() throws {
         let partial = VoidedOrder(orderID: Play.orderID, voidedAt: Play.fetchedAt.addingTimeInterval(-7200), refundType: 2)
         let full = VoidedOrder(orderID: Play.orderID, voidedAt: Play.fetchedAt.addingTimeInterval(-3600), refundType: 1)
-        let refund = try onlyCharge(try snapshot(try purchase(), orders: [try order()], voided: [full, partial])).refund
-        #expect(refund?.kind == "full")
-        #expect(refund?.refundedAt == full.voidedAt)
+        let laterPartial = VoidedOrder(orderID: Play.orderID, voidedAt: Play.fetchedAt.addingTimeInterval(-60), refundType: 2)
+        for voided in [[full, partial], [partial, full], [full, laterPartial]] {
+            let refund = try onlyCharge(try snapshot(try purchase(), orders: [try order()], voided: voided)).refund
+            #expect(refund == StoreRefund(amount: usd999, refundedAt: full.voidedAt, kind: "full", reason: nil))
+        }
+    }
+
+    @Test("a void of the whole order refunds its total though the order shows only a partial refund yet")
+    func fullVoidBeatsPartialHistory() throws {
+        let partlyRefunded = try order(Play.changes(#"""
+            {"state":"PARTIALLY_REFUNDED","orderHistory":{"partialRefundEvents":[
+             {"processTime":"2025-05-21T10:00:00Z","state":"PROCESSED_SUCCESSFULLY",
+              "refundDetails":{"total":{"currencyCode":"USD","units":"3"}}}]}}
+            """#))
+        #expect(try onlyCharge(try snapshot(try purchase(), orders: [partlyRefunded])).refund?.amount
+                == Money(minorUnits: 300, currency: "USD"))
+        let full = VoidedOrder(orderID: Play.orderID, voidedAt: Play.fetchedAt, refundType: 1, reason: "REMORSE")
+        #expect(try onlyCharge(try snapshot(try purchase(), orders: [partlyRefunded], voided: [full])).refund
+                == StoreRefund(amount: usd999, refundedAt: Play.fetchedAt, kind: "full", reason: "REMORSE"))
     }
 
     @Test("answers missing what the snapshot needs are refused with the field", arguments: [

@@ -542,23 +542,88 @@ import Testing
     }
 
     /// A refund fetched before its reversal, applied after a newer answer that already shows the charge
-    /// unrefunded (no refund row existed yet): where newer answers re-list refund changes (Apple), the stale
-    /// one is not booked; where refunds are final (Google), it is.
+    /// unrefunded (no refund row existed yet): where refunds are reversible (Apple, whose newer answers re-list
+    /// refund changes), the stale one is not booked; where refunds are final (Google), it is.
     @Test(arguments: [true, false])
-    func aRefundOnlyAStaleAnswerShowsIsBookedOnlyWhereRefundsAreNotRelisted(relists: Bool) async throws {
+    func aRefundOnlyAStaleAnswerShowsIsBookedOnlyWhereRefundsAreFinal(reversible: Bool) async throws {
         try await TestDatabase.with { database in
             let fixture = try await MirrorFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let reversed = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")], asOfDay: 3,
-                                                                 event: "REFUND_REVERSED", relistsRefunds: relists))
+                                                                 event: "REFUND_REVERSED", refundsReversible: reversible))
             let stale = try await fixture.apply(Fake.snapshot(token: token, charges: [
                 Fake.charge("t1", refund: Fake.refund(day: 2)), Fake.charge("t0", day: -30, reason: "renewal"),
-            ], asOfDay: 2, event: "REFUND", relistsRefunds: relists))
+            ], asOfDay: 2, event: "REFUND", refundsReversible: reversible))
 
             #expect(reversed.chargesBooked == 1 && !stale.applied)
             #expect(stale.chargesBooked == 1, "the stale answer's new charge is booked either way")
-            #expect(stale.refundsBooked == (relists ? 0 : 1))
-            #expect(try await fixture.count("SELECT count(*) FROM refunds") == (relists ? 0 : 1))
+            #expect(stale.refundsBooked == (reversible ? 0 : 1))
+            #expect(try await fixture.count("SELECT count(*) FROM refunds") == (reversible ? 0 : 1))
+        }
+    }
+
+    /// A charge refunded in parts: the store's later answer shows more refunded (the rest after a partial
+    /// refund), and the live refund grows to it, kind and all. Refunds only grow, so an answer showing less —
+    /// older, or fresh but behind — never lowers it.
+    @Test(arguments: [Store.apple, .google])
+    func aLiveRefundGrowsToTheLargerAmountAndNeverShrinks(store: Store) async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database, store: store)
+            let (_, token) = try await fixture.customerWithToken()
+            func refunded(_ minorUnits: Int64, day: Int, kind: String, reason: String?) -> StoreCharge {
+                Fake.charge("t1", refund: Fake.refund(minorUnits: minorUnits, day: day, kind: kind, reason: reason))
+            }
+            let partial = try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
+                refunded(300, day: 2, kind: store == .apple ? "prorated" : "partial", reason: "customer request"),
+            ], asOfDay: 2, event: "REFUND"))
+            let rest = try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
+                refunded(999, day: 5, kind: "full", reason: nil),
+            ], asOfDay: 5, event: "REFUND"))
+            let again = try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
+                refunded(999, day: 5, kind: "full", reason: nil),
+            ], asOfDay: 6))
+            #expect(partial.refundsBooked == 1 && rest.refundsBooked == 1 && again.refundsBooked == 0)
+
+            let behind = try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
+                refunded(300, day: 2, kind: "partial", reason: "late copy"),
+            ], asOfDay: 7))
+            let older = try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
+                refunded(300, day: 2, kind: "partial", reason: "late copy"),
+            ], asOfDay: 3))
+            #expect(behind.refundsBooked == 0 && older.refundsBooked == 0 && !older.applied)
+
+            let rows = try await fixture.rows("SELECT amount_minor, kind, refunded_at, reason, reversed_at FROM refunds")
+            #expect(rows.count == 1)
+            let row = try #require(rows.first)
+            #expect(try row.decode(0, as: Int64.self) == 999)
+            #expect(try row.decode(1, as: String.self) == "full")
+            #expect(try row.decode(2, as: Date.self) == Fake.day(5))
+            #expect(try row.decode(3, as: String.self) == "customer request", "an answer without a reason keeps the known one")
+            #expect(row.text(4) == nil)
+            let kinds = try await fixture.rows("""
+                SELECT kind FROM purchase_events WHERE kind LIKE 'refund%' ORDER BY id
+                """).map { try $0.decode(0, as: String.self) }
+            #expect(kinds == ["refund_booked", "refund_booked"])
+        }
+    }
+
+    /// A refund booked from what only one answer said (Google: the voided record, while the order itself
+    /// showed no refund yet): a later, fresh answer showing the charge unrefunded reverses it only where the
+    /// store can reverse refunds (Apple's `REFUND_REVERSED`); Google's refunds are final.
+    @Test(arguments: [Store.apple, .google])
+    func aChargeShownUnrefundedReversesItsRefundOnlyWhereRefundsAreReversible(store: Store) async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database, store: store)
+            let (_, token) = try await fixture.customerWithToken()
+            try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
+                Fake.charge("t1", refund: Fake.refund(day: 2)),
+            ], asOfDay: 2, event: "REFUND"))
+            let resync = try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [Fake.charge("t1")],
+                                                               asOfDay: 3, reference: "resync", event: "RESYNC"))
+            #expect(resync.applied)
+            #expect(resync.refundsReversed == (store == .apple ? 1 : 0))
+            let reversedAt = try await fixture.rows("SELECT reversed_at FROM refunds")[0].text(0)
+            #expect((reversedAt != nil) == (store == .apple))
         }
     }
 

@@ -115,16 +115,17 @@ enum Fake {
         StoreRefund(amount: Money(minorUnits: minorUnits, currency: currency), refundedAt: day(n), kind: kind, reason: reason)
     }
 
+    /// `refundsReversible` defaults to what the store's translator sets: Apple's refunds are, Google's are not.
     static func snapshot(lineage: String = "2000000000000001", store: Store = .apple,
                          environment: StoreEnvironment = .production, product: String = MirrorFixture.product,
                          basePlanID: String? = nil, state: StoreState = .active, autoRenew: Bool = true,
                          inFreeTrial: Bool = false, ownership: Ownership = .purchased, token: String?,
                          charges: [StoreCharge] = [], asOfDay: Int = 0, reference: String = "notification-1",
-                         event: String = "SUBSCRIBED/INITIAL_BUY", relistsRefunds: Bool = false) -> StoreSnapshot {
+                         event: String = "SUBSCRIBED/INITIAL_BUY", refundsReversible: Bool? = nil) -> StoreSnapshot {
         StoreSnapshot(store: store, lineage: lineage, environment: environment, productID: product, basePlanID: basePlanID,
                       state: state, periodStart: day(asOfDay), expiresAt: day(asOfDay + 30), graceEndsAt: nil,
                       autoRenew: autoRenew, inFreeTrial: inFreeTrial, ownership: ownership, accountToken: token,
-                      charges: charges, newerAnswersRelistRefunds: relistsRefunds, asOf: day(asOfDay),
+                      charges: charges, refundsReversible: refundsReversible ?? (store == .apple), asOf: day(asOfDay),
                       source: SnapshotSource(kind: "notification", reference: reference, event: event),
                       raw: #"{"as_of_day": \#(asOfDay), "state": "\#(state.rawValue)"}"#)
     }

@@ -138,6 +138,27 @@ import Testing
         }
     }
 
+    @Test func aChargeRefundedInPartsEndsRefundedInFull() async throws {
+        try await Pipeline.with(Self.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let token = try #require(try await buy(pipeline, token: customer.token).purchaseToken)
+            try await pipeline.settle()
+            let lineage = try await lineageOf(pipeline, token)
+            try await play.refund(token, revoke: false, partialAmount: 300)
+            try await pipeline.settle()
+            #expect(try await pipeline.refunds(lineage).map(\.amount) == [300])
+            // The rest: Google's full refund event carries only what remained, the order is refunded whole.
+            try await play.refund(token)
+            try await pipeline.settle()
+            let refunds = try await pipeline.refunds(lineage)
+            #expect(refunds.map(\.amount) == [999] && refunds.allSatisfy { !$0.reversed })
+            #expect(try await pipeline.database.pool.query("SELECT kind FROM refunds")[0].decode(0, as: String.self) == "full")
+            #expect(try await pipeline.subscription(lineage)?.state == "expired")
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+
     @Test func aLicenceTesterPurchaseOnAProductionConnectionIsSkippedAndNotAcknowledged() async throws {
         try await Pipeline.with(Self.production) { pipeline in
             let customer = try await pipeline.customer()

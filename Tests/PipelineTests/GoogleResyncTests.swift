@@ -1,7 +1,9 @@
 import Foundation
+import GooglePlay
 import Postgres
 import Queue
 import Simulator
+@testable import Sync
 import Testing
 
 /// Google's side of the daily resync and the voided-purchases sweep.
@@ -67,5 +69,50 @@ import Testing
                 SELECT count(*) FROM sweep_watermarks WHERE sweep = 'google.voided-purchases' AND cursor IS NULL
                 """) == 1)
         }
+    }
+
+    /// Google's voided list names an order whose own history shows no refund yet (the simulated order stays
+    /// unrefunded), in a record without `voidedTimeMillis`: the sweep's resync books the refund from the record,
+    /// dated by the window that listed it and with Google's reason; the next resync, which fetches the order
+    /// again without the record, leaves it live — Google's refunds are final.
+    @Test func aRefundBookedFromTheVoidedListAloneSurvivesTheNextResync() async throws {
+        var options = Pipeline.Options()
+        options.googleEnvironment = .production
+        try await Pipeline.with(options) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let bought = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
+                                                 obfuscatedAccountId: customer.token.uuidString)
+            let token = try #require(bought.purchaseToken)
+            let orderID = try #require(bought.orderId)
+            try await pipeline.settle()
+            let lineage = try await lineage(pipeline, token: token)
+            let googleID = try #require(pipeline.googleConnection).id
+
+            let listedBy = Date(timeIntervalSince1970: 1_790_000_000)
+            let record = VoidedPurchase(purchaseToken: token, orderId: orderID, voidedTimeMillis: nil, voidedReason: 6)
+            let voided = try #require(VoidedOrder(record, listedBy: listedBy))
+            try await run(pipeline, GoogleResyncHandler.kind,
+                          try GoogleSweepHandler.resyncPayload(voided, connectionID: googleID, lineage: lineage))
+            #expect(try await pipeline.refunds(lineage).map { "\($0.transactionID) \($0.amount) \($0.reversed)" }
+                    == ["\(orderID) 999 false"])
+            let booked = try #require(try await pipeline.database.pool.query("SELECT refunded_at, reason FROM refunds").first)
+            #expect(try booked.decode(0, as: Date.self) == listedBy)
+            #expect(try booked.decode(1, as: String.self) == "FRIENDLY_FRAUD")
+
+            try await run(pipeline, GoogleResyncHandler.kind, #"{"connection_id":\#(googleID),"lineage":"\#(lineage)"}"#)
+            #expect(try await pipeline.refunds(lineage).map(\.reversed) == [false])
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'refund_reversed'") == 0)
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+        }
+    }
+
+    @Test func theSweepsResyncPayloadCarriesTheVoidedOrderWhole() throws {
+        let listed = VoidedOrder(orderID: "GPA.1111-2222-3333-44444..2", voidedAt: Date(timeIntervalSince1970: 1_790_000_000.125),
+                                 voidedQuantity: 1, reason: "CHARGEBACK")
+        let payload = try GoogleSweepHandler.resyncPayload(listed, connectionID: 7, lineage: "lineage-token")
+        let task = try JSONDecoder().decode(ResyncTask.self, from: Data(payload.utf8))
+        #expect(task.connection_id == 7 && task.lineage == "lineage-token" && task.reason == "voided")
+        #expect(task.voided?.map(\.order) == [listed])
     }
 }

@@ -28,10 +28,7 @@ struct GoogleResyncHandler: JobHandler {
         }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
         let tools = try registry.tools(for: connection)
-        let voided = (task.voided ?? []).map {
-            VoidedOrder(orderID: $0.order_id, voidedAt: Date(timeIntervalSince1970: Double($0.voided_at_ms) / 1000),
-                        refundType: $0.refund_type, voidedQuantity: $0.voided_quantity)
-        }
+        let voided = (task.voided ?? []).map(\.order)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
         let result = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
             .snapshot(connection: connection, token: token ?? task.lineage, voided: voided, source: source)

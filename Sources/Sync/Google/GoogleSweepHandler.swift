@@ -28,6 +28,8 @@ struct GoogleSweepHandler: JobHandler {
                                                 now: Date().addingTimeInterval(-Self.skewMargin), overlap: Self.overlap,
                                                 retention: { _ in Self.window })
         let connection = window.connection
+        // A record Google lists without its voided time was voided by the end of the window that listed it.
+        let listedBy = window.end
         let tools = try registry.tools(for: connection)
         let client = tools.client
         var queued = 0
@@ -42,16 +44,12 @@ struct GoogleSweepHandler: JobHandler {
             queued += try await context.pool.transaction { db in
                 var added = 0
                 for voided in page.voidedPurchases {
-                    guard let token = voided.purchaseToken, let orderID = voided.orderId,
+                    guard let token = voided.purchaseToken, let order = VoidedOrder(voided, listedBy: listedBy),
                           let lineage = try PurchaseTokens.lineage(of: token, connectionID: connection.id, on: db)
                     else { continue }
-                    let task = """
-                        {"connection_id":\(connection.id),"lineage":\(JSON.quoted(lineage)),"reason":"voided",\
-                        "voided":[{"order_id":\(JSON.quoted(orderID)),"voided_at_ms":\(voided.voidedTimeMillis ?? 0),\
-                        "refund_type":\(voided.voidedQuantity == nil ? 1 : 2),"voided_quantity":\(voided.voidedQuantity.map(String.init) ?? "null")}]}
-                        """
+                    let task = try Self.resyncPayload(order, connectionID: connection.id, lineage: lineage)
                     if try JobQueue.enqueue(NewJob(kind: GoogleResyncHandler.kind, payload: task, priority: ResyncPlanner.priority,
-                                                   uniqueKey: "google.voided:\(connection.id):\(orderID)"), on: db) != nil {
+                                                   uniqueKey: "google.voided:\(connection.id):\(order.orderID)"), on: db) != nil {
                         added += 1
                     }
                 }
@@ -62,5 +60,24 @@ struct GoogleSweepHandler: JobHandler {
         }
         context.logger.info("voided purchases swept", ["connection": .int(Int(connection.id)), "queued": .int(queued)])
         return .done("queued \(queued) voided charge(s)")
+    }
+
+    /// The `google.resync` payload that fetches `order`'s lineage and refunds the order as listed.
+    static func resyncPayload(_ order: VoidedOrder, connectionID: Int64, lineage: String) throws -> String {
+        let task = ResyncTask(connection_id: connectionID, lineage: lineage, reason: "voided", voided: [ResyncTask.Voided(order)])
+        return String(decoding: try JSONEncoder().encode(task), as: UTF8.self)
+    }
+}
+
+extension ResyncTask.Voided {
+    init(_ order: VoidedOrder) {
+        self.init(order_id: order.orderID, voided_at_ms: Int64((order.voidedAt.timeIntervalSince1970 * 1000).rounded()),
+                  refund_type: order.refundType, voided_quantity: order.voidedQuantity, reason: order.reason)
+    }
+
+    /// The order as the sweep listed it.
+    var order: VoidedOrder {
+        VoidedOrder(orderID: order_id, voidedAt: GoogleTimestamp.date(milliseconds: voided_at_ms), refundType: refund_type,
+                    voidedQuantity: voided_quantity, reason: reason)
     }
 }

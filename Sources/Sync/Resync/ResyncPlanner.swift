@@ -70,13 +70,15 @@ public enum ResyncPlanner {
 }
 
 /// A resync job's payload.
-struct ResyncTask: Decodable, Sendable {
-    /// A charge Google voided, which the resync must fetch and refund (Google's voided-purchases sweep).
-    struct Voided: Decodable, Sendable {
+struct ResyncTask: Codable, Sendable {
+    /// A charge Google voided, which the resync must fetch and refund (Google's voided-purchases sweep): the
+    /// listed `VoidedOrder` whole, so the refund keeps its time and Google's reason.
+    struct Voided: Codable, Sendable {
         let order_id: String
         let voided_at_ms: Int64
         let refund_type: Int?
         let voided_quantity: Int?
+        let reason: String?
     }
 
     let connection_id: Int64
