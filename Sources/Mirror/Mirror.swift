@@ -18,6 +18,10 @@ public enum Mirror {
         public let chargesBooked: Int
         public let refundsBooked: Int
         public let refundsReversed: Int
+        /// Refunds a stale answer showed and the mirror did not book (`StoreSnapshot.refundsReversible`). Usually
+        /// the newer state has them already; but the two answers' reads of one lineage are not ordered exactly
+        /// by `asOf`, so the caller has a fresh read decide.
+        public let staleRefunds: Int
 
         /// A short word for the job's outcome and the logs.
         public var summary: String {
@@ -26,6 +30,7 @@ public enum Mirror {
             if chargesBooked > 0 { words.append("\(chargesBooked) charge(s) booked") }
             if refundsBooked > 0 { words.append("\(refundsBooked) refund(s) booked") }
             if refundsReversed > 0 { words.append("\(refundsReversed) refund(s) reversed") }
+            if staleRefunds > 0 { words.append("\(staleRefunds) refund(s) of the stale answer left to a fresh read") }
             return words.joined(separator: ", ")
         }
     }
@@ -82,10 +87,12 @@ public enum Mirror {
         if linkedNow {
             try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, on: db)
         }
+        let bookRefunds = fresh || !snapshot.refundsReversible
+        let refundsShown = snapshot.ownership == .familyShared ? 0 : snapshot.charges.count { $0.refund != nil }
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
-                               bookRefunds: fresh || !snapshot.refundsReversible,
+                               bookRefunds: bookRefunds,
                                reverseMissingRefunds: fresh && snapshot.refundsReversible && known.refundsToReverse,
                                asOf: snapshot.asOf, on: db)
 
@@ -113,7 +120,7 @@ public enum Mirror {
         return Outcome(purchaseID: purchaseID, applied: fresh, customerID: customerID, linkedNow: linkedNow,
                        previousState: known.state, state: fresh ? snapshot.state : (known.state ?? snapshot.state),
                        chargesBooked: booking.charges.count, refundsBooked: booking.refunds.count,
-                       refundsReversed: booking.reversals.count)
+                       refundsReversed: booking.reversals.count, staleRefunds: bookRefunds ? 0 : refundsShown)
     }
 }
 

@@ -558,6 +558,8 @@ import Testing
             #expect(reversed.chargesBooked == 1 && !stale.applied)
             #expect(stale.chargesBooked == 1, "the stale answer's new charge is booked either way")
             #expect(stale.refundsBooked == (reversible ? 0 : 1))
+            #expect(stale.staleRefunds == (reversible ? 1 : 0), "the caller has a fresh read decide what it skipped")
+            #expect(reversed.staleRefunds == 0)
             #expect(try await fixture.count("SELECT count(*) FROM refunds") == (reversible ? 0 : 1))
         }
     }

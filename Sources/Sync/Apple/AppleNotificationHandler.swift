@@ -92,8 +92,7 @@ struct AppleNotificationHandler: JobHandler {
                                                on: db)
                 context.logger.info("mirrored", ["uuid": .string(uuid), "type": .string(event), "lineage": .string(lineage),
                                                  "result": .string(outcome.summary)])
-                try AppleHistoryContinuation.follow(fetched, outcome: outcome, connection: connection,
-                                                    logger: context.logger, on: db)
+                try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }

@@ -14,7 +14,7 @@ struct AppleRefetch {
         /// The history revision to store with the purchase, so the next fetch is incremental.
         let revision: String?
         /// The history read stopped at the client's page cap with transactions still to come: the job hands
-        /// the rest to a follow-up resync (`AppleHistoryContinuation`).
+        /// the rest to a follow-up resync (`AppleFollowUp`).
         let hasMore: Bool
     }
 

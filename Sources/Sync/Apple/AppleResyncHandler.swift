@@ -26,17 +26,14 @@ struct AppleResyncHandler: JobHandler {
         let fetched = try await AppleRefetch(client: tools.client, logger: context.logger)
             .snapshot(connection: connection, lineage: task.lineage, transactionID: task.lineage, revision: revision,
                       source: source, previousError: job.lastError, vouched: false)
-        // A follow-up books what an earlier read of the lineage had no room for, not what a notification missed:
-        // that is no drift.
-        let continuation = task.reason == AppleHistoryContinuation.reason
+        let followUp = AppleFollowUp.isFollowUp(reason: task.reason)
         let metrics = metrics
         return .done("resynced", writes: { db in
             do {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
                                                on: db)
-                if !continuation { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
-                try AppleHistoryContinuation.follow(fetched, outcome: outcome, connection: connection,
-                                                    logger: context.logger, on: db)
+                if !followUp { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
+                try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)
             } catch let error as MirrorError {
                 throw StoreFailures.mirror(error)
             }

@@ -1,17 +1,19 @@
 import Foundation
+import Logging
 import Mirror
 import Postgres
 import Queue
 import Simulator
+import StoreModel
 @testable import Sync
 import TestSupport
 import Testing
 import Worker
 
-/// A history longer than one job may read (the client's page cap) is booked by follow-up resyncs, each
-/// reading on from the revision the last one stored, with at most one pending per revision read from (jobs that
-/// stopped at the same point share one).
-@Suite struct AppleHistoryContinuationTests {
+/// Follow-up resyncs: a history longer than one job may read (the client's page cap) is booked by follow-ups,
+/// each reading on from the revision the last one stored, with at most one pending per revision read from (jobs
+/// that stopped at the same point share one); refunds only a stale answer showed get one fresh read.
+@Suite struct AppleFollowUpTests {
     @Test func aHistoryBeyondThePageCapIsBookedByChainedFollowUps() async throws {
         var options = Pipeline.Options()
         options.appleHistoryPages = 1
@@ -37,7 +39,7 @@ import Worker
             #expect(try await pipeline.count("""
                 SELECT count(*) FROM purchase_events WHERE source = 'resync' AND reference = $1
                   AND kind IN ('refreshed', 'state_changed')
-                """, [AppleHistoryContinuation.reason]) == 2)
+                """, [AppleFollowUp.historyReason]) == 2)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'drift'") == 0,
                     "a follow-up books what the first read had no room for, which no notification missed")
 
@@ -65,7 +67,7 @@ import Worker
                 """, [pipeline.connection.id, lineage])
             func followUp(from revision: String) async throws -> Bool {
                 try await pool.transaction { db in
-                    try AppleHistoryContinuation.enqueue(connection: pipeline.connection, lineage: lineage, from: revision,
+                    try AppleFollowUp.enqueueHistory(connection: pipeline.connection, lineage: lineage, from: revision,
                                                          on: db)
                 }
             }
@@ -85,6 +87,51 @@ import Worker
             #expect(keys.allSatisfy { $0?.hasPrefix("resync:history-") == true
                 && $0?.contains(":\(pipeline.connection.id):") == true }, "\(keys)")
             #expect(try await followUp(from: "r2") == false)
+        }
+    }
+
+    /// A stale answer's refunds are not booked (`StoreSnapshot.refundsReversible`), but the reads of two answers
+    /// are not ordered exactly by their `asOf`: the job has a fresh read decide, one pending per lineage.
+    @Test func aStaleAnswerShowingARefundQueuesOneRefundCheck() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            let customer = try await pipeline.customer()
+            let lineage = "200000000000077"
+            func snapshot(asOf: Date, refunded: Bool) -> StoreSnapshot {
+                let charge = StoreCharge(transactionID: lineage, productID: "pro.monthly",
+                                         amount: Money(minorUnits: 999, currency: "USD"), chargedAt: asOf, periodStart: asOf,
+                                         periodEnd: asOf.addingTimeInterval(30 * 86_400), reason: "purchase",
+                                         refund: refunded ? StoreRefund(amount: Money(minorUnits: 999, currency: "USD"),
+                                                                        refundedAt: asOf, kind: "full", reason: nil) : nil)
+                return StoreSnapshot(store: .apple, lineage: lineage, environment: .production, productID: "pro.monthly",
+                                     basePlanID: nil, state: refunded ? .revoked : .active, periodStart: asOf,
+                                     expiresAt: asOf.addingTimeInterval(30 * 86_400), graceEndsAt: nil, autoRenew: true,
+                                     inFreeTrial: false, ownership: .purchased, accountToken: customer.token.uuidString.lowercased(), charges: [charge],
+                                     refundsReversible: true, asOf: asOf,
+                                     source: SnapshotSource(kind: "notification", reference: nil, event: "REFUND"), raw: "{}")
+            }
+            let now = Date()
+            func apply(_ snapshot: StoreSnapshot) async throws -> Mirror.Outcome {
+                try await pipeline.database.pool.transaction { db in
+                    let outcome = try Mirror.apply(snapshot, connection: pipeline.connection, on: db)
+                    try AppleFollowUp.follow(AppleRefetch.Result(snapshot: snapshot, revision: nil, hasMore: false),
+                                             outcome: outcome, connection: pipeline.connection,
+                                             logger: Logger(component: "test"), on: db)
+                    return outcome
+                }
+            }
+            let fresh = try await apply(snapshot(asOf: now, refunded: false))
+            #expect(fresh.applied && fresh.staleRefunds == 0)
+            let checks = "SELECT count(*) FROM jobs WHERE kind = 'apple.resync' AND payload->>'reason' = $1"
+            #expect(try await pipeline.count(checks, [AppleFollowUp.refundCheckReason]) == 0)
+
+            for _ in 0..<2 {
+                let stale = try await apply(snapshot(asOf: now.addingTimeInterval(-60), refunded: true))
+                #expect(!stale.applied && stale.refundsBooked == 0 && stale.staleRefunds == 1)
+            }
+            #expect(try await pipeline.count(checks, [AppleFollowUp.refundCheckReason]) == 1)
+            #expect(try await pipeline.count("SELECT count(*) FROM refunds") == 0)
         }
     }
 }
