@@ -157,9 +157,11 @@ public enum GoogleSnapshotTranslator {
     }
 
     /// The refund of `order` as Google reports it now: all that was refunded of it so far, as refunds only grow.
-    /// Whatever says the whole order was refunded — a `refundEvent` ("fully refunded"), a voided record of the
-    /// whole order, the `REFUNDED` state — refunds its total, however its details split it: after partial
-    /// refunds, the full refund's own amount may be just the rest. Otherwise the processed partial refunds add up;
+    /// The order's own word decides first: a `refundEvent` ("fully refunded") or the `REFUNDED` state refunds its
+    /// total, however its details split it (after partial refunds, the full refund's own amount may be just the
+    /// rest); else its processed partial refunds add up — a prorated revoke is voided as a whole order yet
+    /// refunds less. Only an order that shows no refund yet (its history lagging) takes a voided record of the
+    /// whole order as its total. Too little is safe, as a later answer grows the refund; too much never shrinks.
     /// `nil` when nothing says the order was refunded.
     private static func refund(of order: GooglePlayOrder, id: String, total: Money, voided: VoidedOrder?)
         throws(GoogleSnapshotError) -> StoreRefund?
@@ -172,9 +174,6 @@ public enum GoogleSnapshotTranslator {
                 throw missing("orderHistory.refundEvent.eventTime of order \(id)")
             }
             return StoreRefund(amount: total, refundedAt: at, kind: "full", reason: event.refundReason ?? voided?.reason)
-        }
-        if let voided, !voided.isPartial {
-            return StoreRefund(amount: total, refundedAt: voided.voidedAt, kind: "full", reason: voided.reason)
         }
         let partial = try partialRefunds(of: order, id: id, total: total)
         if order.state == "REFUNDED" {
@@ -189,6 +188,9 @@ public enum GoogleSnapshotTranslator {
             }
             return StoreRefund(amount: partial.amount, refundedAt: at, kind: partial.amount == total ? "full" : "partial",
                                reason: voided?.reason)
+        }
+        if let voided, !voided.isPartial {
+            return StoreRefund(amount: total, refundedAt: voided.voidedAt, kind: "full", reason: voided.reason)
         }
         if voided != nil {
             throw GoogleSnapshotError(.unsupportedValue, "order \(id) was voided in part (refundType 2 or voidedQuantity) "

@@ -355,8 +355,11 @@ struct GoogleSnapshotTranslatorTests {
         }
     }
 
-    @Test("a void of the whole order refunds its total though the order shows only a partial refund yet")
-    func fullVoidBeatsPartialHistory() throws {
+    /// A prorated revoke is voided as a whole order yet refunds less: the order's own partial refunds decide,
+    /// since a refund booked too high is never lowered. A void finds the order showing no refund yet (its
+    /// history lagging): then it refunds the total.
+    @Test("the order's own refunds beat a void of the whole order; a void alone refunds the total")
+    func orderRefundsBeatAWholeOrderVoid() throws {
         let partlyRefunded = try order(Play.changes(#"""
             {"state":"PARTIALLY_REFUNDED","orderHistory":{"partialRefundEvents":[
              {"processTime":"2025-05-21T10:00:00Z","state":"PROCESSED_SUCCESSFULLY",
@@ -365,7 +368,9 @@ struct GoogleSnapshotTranslatorTests {
         #expect(try onlyCharge(try snapshot(try purchase(), orders: [partlyRefunded])).refund?.amount
                 == Money(minorUnits: 300, currency: "USD"))
         let full = VoidedOrder(orderID: Play.orderID, voidedAt: Play.fetchedAt, refundType: 1, reason: "REMORSE")
-        #expect(try onlyCharge(try snapshot(try purchase(), orders: [partlyRefunded], voided: [full])).refund
+        #expect(try onlyCharge(try snapshot(try purchase(), orders: [partlyRefunded], voided: [full])).refund?.amount
+                == Money(minorUnits: 300, currency: "USD"))
+        #expect(try onlyCharge(try snapshot(try purchase(), orders: [try order()], voided: [full])).refund
                 == StoreRefund(amount: usd999, refundedAt: Play.fetchedAt, kind: "full", reason: "REMORSE"))
     }
 
