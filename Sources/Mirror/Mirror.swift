@@ -18,9 +18,9 @@ public enum Mirror {
         public let chargesBooked: Int
         public let refundsBooked: Int
         public let refundsReversed: Int
-        /// Refunds a stale answer showed and the mirror did not book (`StoreSnapshot.refundsReversible`). Usually
-        /// the newer state has them already; but the two answers' reads of one lineage are not ordered exactly
-        /// by `asOf`, so the caller has a fresh read decide.
+        /// Refunds a stale answer showed that the mirror neither booked (`StoreSnapshot.refundsReversible`) nor
+        /// holds live at that amount already. The two answers' reads of one lineage are not ordered exactly by
+        /// `asOf`, so the caller has a fresh read decide.
         public let staleRefunds: Int
 
         /// A short word for the job's outcome and the logs.
@@ -88,7 +88,6 @@ public enum Mirror {
             try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, on: db)
         }
         let bookRefunds = fresh || !snapshot.refundsReversible
-        let refundsShown = snapshot.ownership == .familyShared ? 0 : snapshot.charges.count { $0.refund != nil }
         let booking = snapshot.ownership == .familyShared
             ? Booking.Result()
             : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
@@ -120,7 +119,7 @@ public enum Mirror {
         return Outcome(purchaseID: purchaseID, applied: fresh, customerID: customerID, linkedNow: linkedNow,
                        previousState: known.state, state: fresh ? snapshot.state : (known.state ?? snapshot.state),
                        chargesBooked: booking.charges.count, refundsBooked: booking.refunds.count,
-                       refundsReversed: booking.reversals.count, staleRefunds: bookRefunds ? 0 : refundsShown)
+                       refundsReversed: booking.reversals.count, staleRefunds: bookRefunds || snapshot.ownership == .familyShared ? 0 : known.refundsNotHeld)
     }
 }
 
@@ -140,10 +139,16 @@ struct KnownState {
     /// refunds are reversible at all. Known here, the common case — nothing to reverse — costs no statement of
     /// its own.
     let refundsToReverse: Bool
+    /// How many of the snapshot's refunds the mirror does not hold live at that amount or more, where refunds
+    /// are reversible: what a stale answer showing them leaves for a fresh read to decide.
+    let refundsNotHeld: Int
 
     static func statement(snapshot: StoreSnapshot, connection: StoreConnection) -> PostgresStatement {
         // Tokens and customer ids are UUIDs; anything else cannot match either and is not sent to a uuid cast.
         let tokenUUID = snapshot.accountToken.flatMap { UUID(uuidString: $0)?.uuidString.lowercased() }
+        // Only a store whose refunds can be reversed needs either refund question answered.
+        let reversible = snapshot.refundsReversible ? snapshot.charges : []
+        let refunded = reversible.filter { $0.refund != nil }
         return PostgresStatement("""
             SELECT (SELECT plan_price_id FROM product_mappings
                     WHERE connection_id = $1 AND store_product_id = $3 AND base_plan_id = $4),
@@ -156,12 +161,17 @@ struct KnownState {
                            WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL
                              AND purchase_id = p.id),
                    EXISTS (SELECT 1 FROM refunds
-                           WHERE store = $9 AND refunded_transaction_id = ANY($10::text[]) AND reversed_at IS NULL)
+                           WHERE store = $9 AND refunded_transaction_id = ANY($10::text[]) AND reversed_at IS NULL),
+                   (SELECT count(*) FROM unnest($11::text[], $12::bigint[]) AS r(transaction_id, amount)
+                    WHERE NOT EXISTS (SELECT 1 FROM refunds f
+                                      WHERE f.store = $9 AND f.refunded_transaction_id = r.transaction_id
+                                        AND f.reversed_at IS NULL AND f.amount_minor >= r.amount))
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
                   connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
-                  snapshot.store.rawValue, PostgresArray(snapshot.charges.filter { $0.refund == nil }.map(\.transactionID))])
+                  snapshot.store.rawValue, PostgresArray(reversible.filter { $0.refund == nil }.map(\.transactionID)),
+                  PostgresArray(refunded.map(\.transactionID)), PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits })])
     }
 
     init(snapshot: StoreSnapshot, row: PostgresRow) throws {
@@ -185,5 +195,6 @@ struct KnownState {
         tokenReplaced = try row.decode(7)
         succeedsCurrentToken = try row.decode(8)
         refundsToReverse = try row.decode(9)
+        refundsNotHeld = try row.decode(10)
     }
 }

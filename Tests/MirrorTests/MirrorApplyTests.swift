@@ -561,6 +561,14 @@ import Testing
             #expect(stale.staleRefunds == (reversible ? 1 : 0), "the caller has a fresh read decide what it skipped")
             #expect(reversed.staleRefunds == 0)
             #expect(try await fixture.count("SELECT count(*) FROM refunds") == (reversible ? 0 : 1))
+
+            // A stale answer showing a refund the mirror holds live at that amount leaves nothing to decide.
+            try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t2", refund: Fake.refund(day: 5))],
+                                                  asOfDay: 5, event: "REFUND", refundsReversible: reversible))
+            let late = try await fixture.apply(Fake.snapshot(token: token, charges: [
+                Fake.charge("t2", refund: Fake.refund(day: 5)),
+            ], asOfDay: 4, event: "REFUND", refundsReversible: reversible))
+            #expect(!late.applied && late.staleRefunds == 0)
         }
     }
 

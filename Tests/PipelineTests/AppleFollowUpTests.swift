@@ -91,7 +91,7 @@ import Worker
     }
 
     /// A stale answer's refunds are not booked (`StoreSnapshot.refundsReversible`), but the reads of two answers
-    /// are not ordered exactly by their `asOf`: the job has a fresh read decide, one pending per lineage.
+    /// are not ordered exactly by their `asOf`: the job has a fresh read decide, one pending per stale answer.
     @Test func aStaleAnswerShowingARefundQueuesOneRefundCheck() async throws {
         var options = Pipeline.Options()
         options.startWorker = false

@@ -33,9 +33,13 @@ enum AppleFollowUp {
                         ["connection": .int(Int(connection.id)), "lineage": .string(lineage)])
         }
         if outcome.staleRefunds > 0 {
-            _ = try ResyncPlanner.enqueue(connection: connection, lineage: lineage, batch: "refund-check",
-                                          reason: refundCheckReason, settings: ResyncSettings(), on: db)
-            logger.info("a stale answer showed refunds; a fresh read checks them",
+            // Keyed by the stale answer's time: a refund check whose own answer is stale (still holding its key
+            // until its completion commits) queues the next one instead of colliding with itself.
+            let asOf = Int64(fetched.snapshot.asOf.timeIntervalSince1970 * 1000)
+            let added = try ResyncPlanner.enqueue(connection: connection, lineage: lineage, batch: "refund-check-\(asOf)",
+                                                  reason: refundCheckReason, settings: ResyncSettings(), on: db) > 0
+            logger.info(added ? "a stale answer showed refunds; a fresh read checks them"
+                              : "a stale answer showed refunds; the pending refund check reads them",
                         ["connection": .int(Int(connection.id)), "lineage": .string(lineage)])
         }
     }
