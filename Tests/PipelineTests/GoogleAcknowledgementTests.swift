@@ -4,6 +4,7 @@ import Logging
 import Mirror
 import Queue
 @testable import Sync
+import StoreModel
 import Testing
 @testable import Worker
 
@@ -74,6 +75,34 @@ import Testing
             #expect(try await acknowledge(first, "pro.monthly"), "the replaced token's acknowledgement cleared the flag")
             #expect(try await acknowledge(second, "pro.yearly") == false)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens WHERE acknowledged_at IS NOT NULL") == 2)
+        }
+    }
+
+    /// An answer fetched before the acknowledgement committed still says "pending"; applied after it, it must not
+    /// set the purchase's flag again (the acknowledge job is not queued again either: the token says it is done).
+    @Test func anAnswerFetchedBeforeTheAcknowledgementDoesNotRaiseTheFlagAgain() async throws {
+        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+            let play = try #require(pipeline.play)
+            let connection = try #require(pipeline.googleConnection)
+            let customer = try await pipeline.customer()
+            let token = try #require(try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
+                                                             currency: "USD", obfuscatedAccountId: customer.token.uuidString)
+                                        .purchaseToken)
+            try await pipeline.settle()
+            #expect(play.acknowledgements.count == 1)
+            let pending = StoreSnapshot(store: .google, lineage: token, environment: .production, productID: "pro.monthly",
+                                        basePlanID: "monthly", state: .active, periodStart: Date(),
+                                        expiresAt: Date().addingTimeInterval(30 * 86_400), graceEndsAt: nil, autoRenew: true,
+                                        inFreeTrial: false, ownership: .purchased,
+                                        accountToken: customer.token.uuidString.lowercased(), charges: [],
+                                        purchaseToken: token, needsAcknowledgement: true, asOf: Date().addingTimeInterval(60),
+                                        source: SnapshotSource(kind: "notification", reference: nil, event: "SUBSCRIPTION_RENEWED"),
+                                        raw: "{}")
+            let outcome = try await pipeline.database.pool.transaction { db in
+                try Mirror.apply(pending, connection: connection, on: db)
+            }
+            #expect(outcome.applied)
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases WHERE needs_acknowledgement") == 0)
         }
     }
 
