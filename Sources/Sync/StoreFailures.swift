@@ -59,7 +59,8 @@ enum StoreFailures {
     static func api(_ error: GooglePlayAPIError, previous: String?) -> JobFailure {
         if error.transport == .tlsHandshake { return handshake.decide(error.description, previous: previous) }
         if isPermissionDenied(error) {
-            return .retryable("\(error) (retried every 2 hours for about 2 days, as Play Console "
+            let hours = permissionRetryInterval.components.seconds / 3600
+            return .retryable("\(error) (retried every \(hours) hours for up to about 2 days, as Play Console "
                               + "permissions can take that long to apply, then dead-lettered)",
                               retryAfter: permissionRetryInterval)
         }
@@ -70,5 +71,4 @@ enum StoreFailures {
     static func isPermissionDenied(_ error: GooglePlayAPIError) -> Bool {
         error.code == .unauthorized || error.code == .forbidden
     }
-
 }
