@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import GooglePlay
 import HTTP
 
 /// Which store a webhook endpoint receives from, and the job kind its notifications become.
@@ -49,18 +50,18 @@ public enum WebhookBody {
         return nil
     }
 
+    /// The envelope read as the worker reads it (`PubSubPush`: the messageId it deduplicates on, the data it
+    /// decodes), so a push accepted here is one the worker can take apart; and what Pub/Sub always sends, a
+    /// subscription and data, must be there.
     private static func checkGoogle(_ body: Data) -> Rejection? {
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            return Rejection(reason: "body is not a JSON object")
+        let push: PubSubPush
+        do {
+            push = try PubSubPush(body: body)
+        } catch {
+            return Rejection(reason: error.message)
         }
-        guard let message = object["message"] as? [String: Any] else {
-            return Rejection(reason: "body has no message object")
-        }
-        guard message["data"] is String else { return Rejection(reason: "message has no data string") }
-        guard let id = (message["messageId"] ?? message["message_id"]) as? String, !id.isEmpty else {
-            return Rejection(reason: "message has no messageId string")
-        }
-        guard object["subscription"] is String else { return Rejection(reason: "body has no subscription string") }
+        guard !push.data.isEmpty else { return Rejection(reason: "message.data is missing or empty") }
+        guard push.subscription?.isEmpty == false else { return Rejection(reason: "body has no subscription string") }
         return nil
     }
 

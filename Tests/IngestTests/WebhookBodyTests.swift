@@ -22,11 +22,19 @@ import Testing
         (.apple, #"{"signedPayload":"a.b"}"#, "signedPayload is not a compact JWS"),
         (.apple, #"{"signedPayload":"a.b.c"} {}"#, "body is not a JSON object"),
         (.apple, #"{"signedPayload":null}"#, "body has no signedPayload string"),
-        (.googlePlay, #"{"subscription":"s"}"#, "body has no message object"),
-        (.googlePlay, #"{"message":{"messageId":"1"},"subscription":"s"}"#, "message has no data string"),
-        (.googlePlay, #"{"message":{"data":"e30="},"subscription":"s"}"#, "message has no messageId string"),
-        (.googlePlay, #"{"message":{"data":"e30=","messageId":""},"subscription":"s"}"#, "message has no messageId string"),
+        (.googlePlay, "[1]", "the push body is not a Pub/Sub envelope"),
+        (.googlePlay, #"{"subscription":"s"}"#, "the push body has no message object"),
+        (.googlePlay, #"{"message":{"messageId":"1"},"subscription":"s"}"#, "message.data is missing or empty"),
+        (.googlePlay, #"{"message":{"data":"","messageId":"1"},"subscription":"s"}"#, "message.data is missing or empty"),
+        (.googlePlay, #"{"message":{"data":"e30="},"subscription":"s"}"#, "message.messageId is missing or empty"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":""},"subscription":"s"}"#, "message.messageId is missing or empty"),
         (.googlePlay, #"{"message":{"data":"e30=","messageId":"1"}}"#, "body has no subscription string"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"\#(String(repeating: "1", count: 201))"},"subscription":"s"}"#,
+         "message.messageId is 201 bytes"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"1 2"},"subscription":"s"}"#,
+         "message.messageId is not printable ASCII"),
+        (.googlePlay, #"{"message":{"data":"not base64!","messageId":"1"},"subscription":"s"}"#, "message.data"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"1","message_id":"2"},"subscription":"s"}"#, "message"),
     ])
     func refusesWhatCanNeverBeProcessed(source: WebhookSource, body: String, reason: String) {
         let refused = WebhookBody.check(Data(body.utf8), from: source)?.reason
