@@ -30,16 +30,13 @@ enum Records {
                     linked_at = COALESCE(linked_at, CASE WHEN $2 IS NULL THEN NULL ELSE now() END),
                     account_token = COALESCE($3, account_token), ownership = $4, store_product_id = $5, base_plan_id = $6,
                     store_state = $7, expires_at = $8, snapshot = $9::jsonb, as_of = $10,
-                    history_revision = COALESCE($11, history_revision),
-                    needs_acknowledgement = $12 AND NOT EXISTS (
-                        SELECT 1 FROM purchase_tokens WHERE purchase_id = $1 AND purchase_token = $17
-                                                        AND acknowledged_at IS NOT NULL),
+                    history_revision = COALESCE($11, history_revision), needs_acknowledgement = $12,
                     period_start = $13, grace_ends_at = $14, auto_renew = $15, in_free_trial = $16, updated_at = now()
                 WHERE id = $1
                 """, [existingID, customerID, snapshot.accountToken, snapshot.ownership.rawValue, snapshot.productID,
                       snapshot.basePlanID, snapshot.state.rawValue, snapshot.expiresAt, snapshot.raw, snapshot.asOf,
                       historyRevision, snapshot.needsAcknowledgement, snapshot.periodStart, snapshot.graceEndsAt,
-                      snapshot.autoRenew, snapshot.inFreeTrial, snapshot.purchaseToken])
+                      snapshot.autoRenew, snapshot.inFreeTrial])
         } else if customerID != nil {
             try db.queryLater("""
                 UPDATE store_purchases SET customer_id = $2::uuid, linked_at = now(), updated_at = now()

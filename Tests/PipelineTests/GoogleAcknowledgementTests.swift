@@ -99,9 +99,12 @@ import Testing
                                         source: SnapshotSource(kind: "notification", reference: nil, event: "SUBSCRIPTION_RENEWED"),
                                         raw: "{}")
             let outcome = try await pipeline.database.pool.transaction { db in
-                try Mirror.apply(pending, connection: connection, on: db)
+                let outcome = try Mirror.apply(pending, connection: connection, on: db)
+                try GoogleAcknowledgement.scheduleIfNeeded(pending, outcome: outcome, connection: connection, on: db)
+                return outcome
             }
             #expect(outcome.applied)
+            #expect(try await pipeline.count("SELECT count(*) FROM jobs WHERE kind = 'google.acknowledge'") == 0)
             #expect(try await pipeline.count("SELECT count(*) FROM store_purchases WHERE needs_acknowledgement") == 0)
         }
     }

@@ -30,7 +30,15 @@ enum GoogleAcknowledgement {
         let acknowledged = try db.query("""
             SELECT acknowledged_at IS NOT NULL FROM purchase_tokens WHERE connection_id = $1 AND purchase_token = $2
             """, [connection.id, token]).first?.decode(0, as: Bool.self) ?? false
-        guard !acknowledged else { return }
+        guard !acknowledged else {
+            // An answer fetched before that acknowledgement committed still says pending; applied fresh, it set
+            // the purchase's flag again for a token that is done.
+            if outcome.applied {
+                _ = try db.query("UPDATE store_purchases SET needs_acknowledgement = false WHERE id = $1 AND needs_acknowledgement",
+                                 [outcome.purchaseID])
+            }
+            return
+        }
         let task = Task(connectionID: connection.id, purchaseID: outcome.purchaseID, productID: snapshot.productID,
                         token: token)
         let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
