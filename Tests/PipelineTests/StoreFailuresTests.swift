@@ -4,6 +4,7 @@ import Foundation
 import HTTP
 import Queue
 @testable import Sync
+import TestSupport
 import Testing
 
 /// How a failed store call becomes the queue's decision: a failed TLS handshake is retried only so many times in
@@ -121,18 +122,6 @@ import Testing
         }
     }
 
-    /// SplitMix64: a seeded generator, so the jitter is random-looking yet the same on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// With the queue's default policy and attempts, a refused service account keeps being retried for at least the
     /// 48 hours Google's permission changes can take, whatever the jitter (the 2 h hint is its floor).
     @Test(arguments: 1...8 as ClosedRange<UInt64>)
@@ -140,7 +129,7 @@ import Testing
         let policy = RetryPolicy()
         let failure = StoreFailures.api(Self.google(403, reason: "permissionDenied"), previous: nil)
         let retries = 25 - 1  // jobs.max_attempts defaults to 25 (sql/V0001__queue.sql)
-        var generator = Seeded(state: seed)
+        var generator = SplitMix64(seed: seed)
         let span = (1...retries).map { policy.delay(afterAttempt: $0, retryAfter: failure.retryAfter, using: &generator) }
             .reduce(Duration.zero, +)
         #expect(span >= .seconds(48 * 3600), "\(span)")

@@ -1,4 +1,5 @@
 import Postgres
+import TestSupport
 import Testing
 
 /// Guards `ReconnectBackoff`, which paces reconnect attempts of the pool and the listener: the ceiling
@@ -89,20 +90,5 @@ struct ReconnectBackoffTests {
         #expect(backoff.cap == .seconds(10))
         let delay = backoff.recordFailure()
         #expect(delay >= .milliseconds(50) && delay <= .milliseconds(100))
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator, so jittered draws repeat run to run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
     }
 }
