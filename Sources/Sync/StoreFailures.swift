@@ -20,6 +20,12 @@ enum StoreFailures {
     /// clears up within them, but libcurl reports a server that never can complete one (an https URL at a
     /// plain-HTTP port) the same way, and that should reach on-call with libcurl's reason within minutes, not
     /// after a day of retries.
+    /// A push token signed with a key Google's published set does not hold. Google may have just published it
+    /// (the key cache refetches for an unknown key at most once a minute), so it is tried again over about two
+    /// minutes with the default backoff before it counts as forged; a forged push costs a few cheap attempts.
+    static let unknownSigningKey = FailureStreak(name: "unknown signing key", limit: 5,
+                                                 retryNote: "Google may have published it since the last key fetch",
+                                                 permanentNote: "no key Google publishes signed the token")
     static let handshake = FailureStreak(name: "failed TLS handshake", limit: 6, retryNote: "the connection may have dropped",
                                          permanentNote: "check that the URL's host and port serve HTTPS")
 

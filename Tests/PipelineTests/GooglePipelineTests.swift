@@ -3,6 +3,7 @@ import Postgres
 import Queue
 import Simulator
 import StoreModel
+@testable import Sync
 import Testing
 
 /// The Google Play path end to end: Play simulator → Pub/Sub push → ingest → worker → Play Developer API → mirror.
@@ -77,6 +78,8 @@ import Testing
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1 && reasons.first?.hasPrefix("push authentication failed") == true, "\(reasons)")
+            // A key Google may have just published is tried a few times; every other fault is final at once.
+            #expect(pipeline.retriedJobs() == (fault == .unknownKey ? StoreFailures.unknownSigningKey.limit - 1 : 0))
             #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
             #expect(play.requestCount(.subscriptionsV2) == 0)
             #expect(pipeline.metrics.render().contains(#"storesync_verification_failures_total{store="google""#))

@@ -81,6 +81,27 @@ import Testing
         #expect(failure.code == expected, "\(failure)")
     }
 
+    /// A push token signed with a key the cache does not hold: Google may have published it a moment ago, so it is
+    /// retried over the minute the cache waits between refetches for unknown keys, then counts as forged.
+    @Test(arguments: [(0, JobFailure.Code.retryable), (3, .retryable), (4, .permanent)])
+    func anUnknownSigningKeyIsBoundedInARow(before: Int, expected: JobFailure.Code) {
+        let description = "push authentication failed: unknown key: no Google key kid-9"
+        let failure = StoreFailures.unknownSigningKey.decide(
+            description, previous: Self.after(before, StoreFailures.unknownSigningKey, description))
+        #expect(failure.code == expected, "\(failure)")
+        #expect(failure.message.hasPrefix(description))
+    }
+
+    /// Retried with the queue's default backoff, the attempts span more than the key cache's minute between
+    /// refetches for an unknown key, so a key Google has just published is fetched before the push gives up.
+    @Test func theUnknownKeyRetriesOutlastTheKeyCachesRefetchPacing() {
+        var generator = SplitMix64(seed: 11)
+        let retries = StoreFailures.unknownSigningKey.limit - 1
+        let span = (1...retries).map { RetryPolicy().delay(afterAttempt: $0, retryAfter: nil, using: &generator) }
+            .reduce(Duration.zero, +)
+        #expect(span > GoogleKeyCache.unknownKeyRefetchInterval, "\(span)")
+    }
+
     /// Google's token endpoint is reached the same way: its failed handshakes are bounded too.
     @Test func aFailedHandshakeWithGooglesTokenEndpointIsBounded() {
         let error = GooglePlayAPIError(.tokenUnavailable, Self.curlMessage, transport: .tlsHandshake)

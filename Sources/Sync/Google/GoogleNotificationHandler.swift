@@ -38,7 +38,7 @@ struct GoogleNotificationHandler: JobHandler {
                                        + "\(envelope.accountID)")
         }
         let tools = try registry.tools(for: primary)
-        try await authenticate(envelope, with: tools)
+        try await authenticate(envelope, with: tools, previousError: job.lastError)
 
         if seen != nil { return .done("duplicate") }
         let receipt = Receipt(store: "google", messageID: messageID, receivedAt: envelope.receivedAt, jobID: job.id)
@@ -89,8 +89,11 @@ struct GoogleNotificationHandler: JobHandler {
     /// The token's `exp` and `iat` are judged at `receivedAt`, which our ingest set when the push arrived (the
     /// job's creation time, kept by dead-letter replays), not when this attempt runs: a token valid on
     /// arrival stays valid through a backlog, Play API retries and replays, while one already expired on
-    /// arrival is still refused. Signature, issuer, audience and email are checked on every attempt.
-    private func authenticate(_ envelope: IngestEnvelope, with tools: GoogleConnectionRegistry.Tools) async throws {
+    /// arrival is still refused. Signature, issuer, audience and email are checked on every attempt. A key the
+    /// cache does not hold may be one Google published a moment ago: it is retried a few times in a row
+    /// (`StoreFailures.unknownSigningKey`), `previousError` being the job's last error.
+    private func authenticate(_ envelope: IngestEnvelope, with tools: GoogleConnectionRegistry.Tools,
+                              previousError: String?) async throws {
         guard let authorization = envelope.authorization else {
             metrics?.verificationFailed(store: "google", code: "missing token")
             throw JobFailure.permanent("push authentication failed: the push carried no Authorization header")
@@ -99,6 +102,9 @@ struct GoogleNotificationHandler: JobHandler {
             _ = try await tools.pushVerifier.verify(authorization: authorization, now: envelope.receivedAt)
         } catch let error as PushTokenError {
             metrics?.verificationFailed(store: "google", code: error.code.description)
+            if error.code == .unknownKey {
+                throw StoreFailures.unknownSigningKey.decide("push authentication failed: \(error)", previous: previousError)
+            }
             throw error.isRetryable ? JobFailure.retryable("push authentication: \(error)")
                 : JobFailure.permanent("push authentication failed: \(error)")
         }
