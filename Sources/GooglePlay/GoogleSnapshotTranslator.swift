@@ -23,15 +23,18 @@ public enum GoogleSnapshotTranslator {
     ///   - lineage: the first purchase token of the `linkedPurchaseToken` chain (the caller walked it).
     ///   - purchaseToken: the token `subscription` was fetched for.
     ///   - orders: `orders.get` answers for the line items' `latestSuccessfulOrderId`s (those not booked yet, or
-    ///     all); each becomes one charge. Orders of `lineage` or `replacedTokens` are accepted too.
+    ///     all); each becomes one charge. Orders of `lineage`, `replacedTokens` or `knownTokens` are accepted too.
     ///   - voided: orders Google reports voided (a `voidedPurchaseNotification`, the voided purchases list); their
     ///     charges carry the refund.
     ///   - replacedTokens: the tokens this purchase replaced, oldest first, as the caller walked them.
+    ///   - knownTokens: every token the mirror has recorded for `lineage`: a voided order of a token in the
+    ///     middle of a long chain (neither the first nor the one just replaced) still belongs to the lineage.
     ///   - fetchedAt: when `subscription` was fetched; Google signs no date, so this is the snapshot's as-of time
     ///     and decides whether a cancelled subscription's access has run out.
     public static func snapshot(lineage: String, purchaseToken: String, subscription: SubscriptionPurchaseV2,
                                 orders: [GooglePlayOrder], voided: [VoidedOrder] = [], replacedTokens: [String] = [],
-                                source: SnapshotSource, fetchedAt: Date) throws(GoogleSnapshotError) -> GoogleSnapshotResult {
+                                knownTokens: [String] = [], source: SnapshotSource,
+                                fetchedAt: Date) throws(GoogleSnapshotError) -> GoogleSnapshotResult {
         guard let stateName = subscription.subscriptionState else { throw missing("subscriptionState") }
         if pendingStates.contains(stateName) { return .pending(subscriptionState: stateName) }
         guard let item = mainItem(subscription.lineItems) else { throw missing("lineItems") }
@@ -40,7 +43,7 @@ public enum GoogleSnapshotTranslator {
         let autoRenewEnabled = subscription.lineItems.contains { $0.autoRenewingPlan?.autoRenewEnabled == true }
         let (state, autoRenew) = try state(stateName, autoRenewEnabled: autoRenewEnabled, expiresAt: expiresAt, asOf: fetchedAt)
         let environment: StoreEnvironment = subscription.isTestPurchase ? .sandbox : .production
-        let allowedTokens = Set([purchaseToken, lineage] + replacedTokens)
+        let allowedTokens = Set([purchaseToken, lineage] + replacedTokens + knownTokens)
         let current = orders.first { $0.orderId != nil && $0.orderId == item.latestSuccessfulOrderId }
         return .snapshot(StoreSnapshot(
             store: .google, lineage: lineage, environment: environment, productID: productID,

@@ -12,6 +12,16 @@ public enum PurchaseTokens {
             """, [connectionID, token]).first?.decode(0)
     }
 
+    /// Every token recorded for `lineage`: the orders any of them was charged by belong to the lineage.
+    public static func tokens(ofLineage lineage: String, connectionID: Int64, on db: isolated PostgresConnection) throws
+        -> [String]
+    {
+        try db.query("""
+            SELECT t.purchase_token FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id
+            WHERE p.connection_id = $1 AND p.lineage = $2 ORDER BY t.purchase_token
+            """, [connectionID, lineage]).map { try $0.decode(0) }
+    }
+
     /// Records the snapshot's token and the ones it replaced as the purchase's; returns the tokens newly
     /// marked replaced, for the timeline.
     static func record(_ snapshot: StoreSnapshot, purchaseID: Int64, connectionID: Int64,

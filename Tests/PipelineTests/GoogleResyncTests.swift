@@ -71,6 +71,40 @@ import Testing
         }
     }
 
+    /// In a chain of four tokens (a purchase, then an upgrade, a downgrade and an upgrade), the voided list names
+    /// the second token's order: neither the first token nor the one the current token replaced, but still the
+    /// lineage's. Its resync (which fetches the current token) books the refund instead of refusing the order as
+    /// another purchase's.
+    @Test func aVoidedOrderOfAMiddleTokenIsBookedOnItsLineage() async throws {
+        var options = Pipeline.Options()
+        options.googleEnvironment = .production
+        try await Pipeline.with(options) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let first = try #require(try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
+                                                             currency: "USD", obfuscatedAccountId: customer.token.uuidString)
+                                        .purchaseToken)
+            let middle = try await play.upgrade(first, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
+            let middleToken = try #require(middle.purchaseToken)
+            let middleOrder = try #require(middle.orderId)
+            let third = try #require(try await play.downgrade(middleToken, to: "pro.monthly", basePlanId: "monthly", price: 999)
+                                        .purchaseToken)
+            _ = try await play.upgrade(third, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
+            try await pipeline.settle()
+            let lineage = try await lineage(pipeline, token: middleToken)
+            #expect(lineage == first)
+            #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens") == 4)
+
+            let record = VoidedPurchase(purchaseToken: middleToken, orderId: middleOrder, voidedTimeMillis: 1_790_000_000_000,
+                                        voidedReason: 0)
+            let voided = try #require(VoidedOrder(record, listedBy: Date()))
+            try await run(pipeline, GoogleResyncHandler.kind, try GoogleSweepHandler.resyncPayload(
+                voided, connectionID: try #require(pipeline.googleConnection).id, lineage: lineage))
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+            #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [middleOrder])
+        }
+    }
+
     /// Google's voided list names an order whose own history shows no refund yet (the simulated order stays
     /// unrefunded), in a record without `voidedTimeMillis`: the sweep's resync books the refund from the record,
     /// dated by the window that listed it and with Google's reason; the next resync, which fetches the order

@@ -26,6 +26,10 @@ struct GoogleRefetch {
         do {
             let subscription = try await client.subscription(token: token)
             let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)
+            // A voided order may be any token's of a long chain; the other orders are this token's.
+            let known = voided.isEmpty ? [] : try await pool.run { db in
+                try PurchaseTokens.tokens(ofLineage: lineage, connectionID: connection.id, on: db)
+            }
             let latest = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
             var orderIDs = latest.union(voided.map(\.orderID))
             orderIDs.formUnion(try await unbookedEarlierOrders(latest))
@@ -39,7 +43,7 @@ struct GoogleRefetch {
             }
             return try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
                                                          orders: orders, voided: voided, replacedTokens: replaced,
-                                                         source: source, fetchedAt: Date())
+                                                         knownTokens: known, source: source, fetchedAt: Date())
         } catch let error as GooglePlayAPIError {
             throw tools.failure(error, previous: previousError, logger: logger)
         } catch let error as GoogleSnapshotError {
