@@ -8,6 +8,11 @@ extension GooglePlayAPIError {
         + "\"Manage orders and subscriptions\" to acknowledge), that the Google Play Android Developer API is enabled "
         + "in its Cloud project, and that the package name is right; new permissions can take up to 24-48 hours to apply"
 
+    /// Google's standard error reasons for a quota a 403 reports (its older APIs' form of a 429): a wait helps,
+    /// unlike a refused service account, which only a Play Console fix clears.
+    static let quotaReasons: Set<String> = ["rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded",
+                                            "dailyLimitExceeded"]
+
     /// Classifies an API response whose status is not the endpoint's success. `call` names the request (method
     /// and path) for the message.
     static func classify(_ response: HTTPClientResponse, call: String, now: Date) -> GooglePlayAPIError {
@@ -21,6 +26,9 @@ extension GooglePlayAPIError {
                                httpStatus: status, reason: reason, retryAfter: retryAfter)
         }
         switch status {
+        case 403 where reason.map(quotaReasons.contains) == true:
+            return error(.rateLimited, "over a Google quota (answered as a 403, as Google's older quota errors are)",
+                         retryAfter: retryAfter(response, now: now))
         case 401:
             return error(.unauthorized, "Google refused a freshly fetched access token; " + permissionsHint)
         case 403:
