@@ -16,7 +16,7 @@ import Testing
     /// The token an upgrade or downgrade issues is acknowledged on its own, after the first token was.
     @Test(arguments: Change.allCases)
     func aReplacementTokenIsAcknowledgedAfterTheFirst(change: Change) async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
             let (from, to) = change == .upgrade ? (("pro.monthly", "monthly", Int64(999)), ("pro.yearly", "yearly", Int64(9_999)))
@@ -48,7 +48,7 @@ import Testing
     /// A purchase needs no acknowledgement any more once its current token has one; acknowledging a token it
     /// replaced does not clear that.
     @Test func onlyTheCurrentTokensAcknowledgementClearsThePurchasesFlag() async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let connection = try #require(pipeline.googleConnection)
             let customer = try await pipeline.customer()
@@ -81,7 +81,7 @@ import Testing
     /// An answer fetched before the acknowledgement committed still says "pending"; applied after it, it must not
     /// set the purchase's flag again (the acknowledge job is not queued again either: the token says it is done).
     @Test func anAnswerFetchedBeforeTheAcknowledgementDoesNotRaiseTheFlagAgain() async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let connection = try #require(pipeline.googleConnection)
             let customer = try await pipeline.customer()
@@ -114,7 +114,7 @@ import Testing
     /// by failing every job of one batch. After an upgrade the token to acknowledge is not the lineage's first
     /// token, and the key must still be the lineage's.
     @Test func anAcknowledgementCommitsUnderItsLineagesSerialKey() async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let connection = try #require(pipeline.googleConnection)
             let first = try #require(try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,

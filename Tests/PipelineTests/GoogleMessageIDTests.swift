@@ -50,7 +50,7 @@ import Testing
 
     @Test(arguments: [1, 200])
     func anIDThatFitsIsMirroredAndDeduplicated(length: Int) async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
             let bought = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
@@ -68,7 +68,7 @@ import Testing
 
     @Test(arguments: [201, 256])
     func aLongerIDIsRefusedAtIngest(length: Int) async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let bought = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
                                                  silent: true)

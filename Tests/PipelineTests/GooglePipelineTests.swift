@@ -8,35 +8,14 @@ import Testing
 
 /// The Google Play path end to end: Play simulator → Pub/Sub push → ingest → worker → Play Developer API → mirror.
 @Suite struct GooglePipelineTests {
-    static var production: Pipeline.Options {
-        var options = Pipeline.Options()
-        options.googleEnvironment = .production
-        return options
-    }
-
-    private func buy(_ pipeline: Pipeline, token: UUID?, testPurchase: Bool = false,
-                     silent: Bool = false) async throws -> PlayScenarioResult {
-        try await #require(pipeline.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                                   obfuscatedAccountId: token?.uuidString, testPurchase: testPurchase,
-                                                   silent: silent)
-    }
-
-    private func lineageOf(_ pipeline: Pipeline, _ token: String?) async throws -> String {
-        let rows = try await pipeline.database.pool.query("""
-            SELECT p.lineage FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id WHERE t.purchase_token = $1
-            """, [try #require(token)])
-        let reasons = try await pipeline.deadLetterReasons()
-        return try #require(rows.first, "token \(token ?? "") was not mirrored; dead letters: \(reasons)").decode(0)
-    }
-
     @Test func aPurchaseIsMirroredBookedAndAcknowledgedOnce() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let bought = try await buy(pipeline, token: customer.token)
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
             #expect(bought.pushes.first?.attempts.first?.delivery.httpStatus == 200)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
             let subscription = try #require(try await pipeline.subscription(lineage))
             #expect(subscription.state == "active" && subscription.status == "active")
             #expect(subscription.planPriceID == pipeline.planPrices["pro.monthly"])
@@ -54,12 +33,12 @@ import Testing
     }
 
     @Test func theSamePushFiveTimesHasOneEffect() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let customer = try await pipeline.customer()
             try #require(pipeline.play).duplicateNextPush(copies: 4)
-            let bought = try await buy(pipeline, token: customer.token)
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
             #expect(try await pipeline.invoices(lineage).count == 1)
             #expect(try await pipeline.count("SELECT count(*) FROM notification_receipts WHERE store = 'google'") == 1)
             #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
@@ -68,13 +47,11 @@ import Testing
 
     @Test(arguments: [PushTokenFault.wrongAudience, .wrongEmail, .expired, .unknownKey, .tamperedSignature, .missing])
     func aPushWithABadTokenDeadLettersAndWritesNothing(fault: PushTokenFault) async throws {
-        var options = Self.production
-        options.googleEnvironment = .production
-        try await Pipeline.with(options) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
             try play.sendBadPushTokens(fault, count: 1)
-            _ = try await buy(pipeline, token: customer.token)
+            _ = try await pipeline.buyOnPlay(token: customer.token)
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1 && reasons.first?.hasPrefix("push authentication failed") == true, "\(reasons)")
@@ -87,13 +64,13 @@ import Testing
     }
 
     @Test func anUpgradeChainKeepsOneSubscriptionAndOneCustomer() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let first = try await buy(pipeline, token: customer.token)
+            let first = try await pipeline.buyOnPlay(token: customer.token)
             let upgraded = try await play.upgrade(first.purchaseToken!, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, upgraded.purchaseToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: upgraded.purchaseToken)
             #expect(lineage == first.purchaseToken)
             #expect(try await pipeline.count("SELECT count(*) FROM customer_subscriptions") == 1)
             #expect(try await pipeline.subscription(lineage)?.planPriceID == pipeline.planPrices["pro.yearly"])
@@ -107,11 +84,11 @@ import Testing
     /// touches one lineage commits one group commit after another, so no transaction waits on another's locks
     /// (a deadlock between two group commits retried every job in both) and nothing is retried.
     @Test func aBurstOfPushesForFewSubscriptionsCommitsWithoutRetries() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             var tokens: [String] = []
             for _ in 0..<16 {
-                tokens.append(try #require(try await buy(pipeline, token: try await pipeline.customer().token,
+                tokens.append(try #require(try await pipeline.buyOnPlay(token: try await pipeline.customer().token,
                                                          silent: true).purchaseToken))
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -128,13 +105,13 @@ import Testing
     }
 
     @Test func aVoidedChargeIsOneRefundAndRevokesAccess() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let bought = try await buy(pipeline, token: customer.token)
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
             try await play.refund(bought.purchaseToken!)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
             #expect(try await pipeline.refunds(lineage).map(\.amount) == [999])
             // Google reports a revoked subscription as expired: access ends either way.
             #expect(try await pipeline.subscription(lineage)?.state == "expired")
@@ -142,12 +119,12 @@ import Testing
     }
 
     @Test func aChargeRefundedInPartsEndsRefundedInFull() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let token = try #require(try await buy(pipeline, token: customer.token).purchaseToken)
+            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, token)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             try await play.refund(token, revoke: false, partialAmount: 300)
             try await pipeline.settle()
             #expect(try await pipeline.refunds(lineage).map(\.amount) == [300])
@@ -163,9 +140,9 @@ import Testing
     }
 
     @Test func aLicenceTesterPurchaseOnAProductionConnectionIsSkippedAndNotAcknowledged() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let customer = try await pipeline.customer()
-            let bought = try await buy(pipeline, token: customer.token, testPurchase: true)
+            let bought = try await pipeline.buyOnPlay(token: customer.token, testPurchase: true)
             try await pipeline.settle()
             let uuid = try #require(bought.pushes.first?.messageId)
             #expect(try await pipeline.receiptOutcome(uuid) == "skipped: environment mismatch")
@@ -181,9 +158,9 @@ import Testing
         try await Pipeline.with(options) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let bought = try await buy(pipeline, token: customer.token, testPurchase: true)
+            let bought = try await pipeline.buyOnPlay(token: customer.token, testPurchase: true)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
             #expect(try await pipeline.subscription(lineage)?.state == "active")
             #expect(play.acknowledgements.map(\.purchaseToken) == [try #require(bought.purchaseToken)])
             #expect(play.subscription(try #require(bought.purchaseToken))?.acknowledged == true)
@@ -191,9 +168,9 @@ import Testing
     }
 
     @Test func aTokenGoogleForgotDeadLettersWithTheReason() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
-            let bought = try await buy(pipeline, token: nil, silent: true)
+            let bought = try await pipeline.buyOnPlay(token: nil, silent: true)
             try await play.expireLongAgo(bought.purchaseToken!)
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
@@ -205,16 +182,16 @@ import Testing
     /// retried, not dead-lettered, and counted for on-call; once access is granted the purchase is mirrored and
     /// acknowledged. The harness caps the two-hour wait at a few seconds.
     @Test func aRefusedServiceAccountIsRetriedUntilGrantedAndCounted() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let connection = try #require(pipeline.googleConnection)
             let customer = try await pipeline.customer()
             // Refused with a fresh access token too, as a missing permission is.
             try play.denyPermissionForNextRequests(2)
-            let bought = try await buy(pipeline, token: customer.token)
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
             try await pipeline.settle()
             #expect(try await pipeline.deadLetterReasons().isEmpty)
-            let lineage = try await lineageOf(pipeline, bought.purchaseToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
             #expect(try await pipeline.subscription(lineage)?.state == "active")
             #expect(play.acknowledgements.map(\.purchaseToken) == [try #require(bought.purchaseToken)])
             #expect(pipeline.retriedJobs() == 1)
@@ -224,12 +201,12 @@ import Testing
     }
 
     @Test func billingStatesFollowTheStore() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let token = try #require(try await buy(pipeline, token: customer.token).purchaseToken)
+            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
             try await pipeline.settle()
-            let lineage = try await lineageOf(pipeline, token)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             let steps: [(String, () async throws -> PlayScenarioResult, String, String)] = [
                 ("grace", { try await play.enterGracePeriod(token) }, "grace", "active"),
                 ("hold", { try await play.enterAccountHold(token) }, "on_hold", "active"),
@@ -247,10 +224,10 @@ import Testing
     }
 
     @Test func oneAccessTokenServesManyJobsAndIsRefreshedWhenItExpires() async throws {
-        try await Pipeline.with(Self.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let token = try #require(try await buy(pipeline, token: customer.token).purchaseToken)
+            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
             for _ in 0..<3 { try await play.renew(token) }
             try await pipeline.settle()
             #expect(play.issuedAccessTokenCount == 1)
@@ -258,7 +235,7 @@ import Testing
             try await play.renew(token)
             try await pipeline.settle()
             #expect(play.issuedAccessTokenCount == 2)
-            #expect(try await pipeline.invoices(try await lineageOf(pipeline, token)).count == 5)
+            #expect(try await pipeline.invoices(try await pipeline.lineage(ofPlayToken: token)).count == 5)
             #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
         }
     }

@@ -47,17 +47,11 @@ import Testing
         return (purchaseToken, messageID, try JSONSerialization.data(withJSONObject: envelope), "Bearer " + token, receivedAt)
     }
 
-    private func lineage(_ pipeline: Pipeline, _ purchaseToken: String) async throws -> String? {
-        try await pipeline.database.pool.query("""
-            SELECT p.lineage FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id WHERE t.purchase_token = $1
-            """, [purchaseToken]).first?.decode(0)
-    }
-
     /// The first attempt runs ten minutes after arrival and its Play API call fails (500), so the token has
     /// expired by the first attempt and by the retry alike.
     @Test(arguments: [(30, true), (-120, false)])
     func aLateJobJudgesTheTokenAtArrival(expiresAfterReceipt: Int, accepted: Bool) async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let push = try await latePush(pipeline, expiresAfterReceipt: expiresAfterReceipt)
             try play.failNextRequests(1)
@@ -72,7 +66,7 @@ import Testing
             let reasons = try await pipeline.deadLetterReasons()
             if accepted {
                 #expect(reasons.isEmpty, "\(reasons)")
-                let lineage = try #require(try await lineage(pipeline, push.purchaseToken), "not mirrored: \(reasons)")
+                let lineage = try await pipeline.lineage(ofPlayToken: push.purchaseToken)
                 #expect(try await pipeline.subscription(lineage)?.state == "active")
                 #expect(try await pipeline.receiptOutcome(push.messageID) == "mirrored")
                 #expect(pipeline.retriedJobs() == 1, "the first attempt's Play API failure was not retried")
@@ -88,7 +82,7 @@ import Testing
     /// `storesync dead-letters retry` puts the job back with its original creation time, so a push that
     /// died for another reason can still be replayed once its token has expired.
     @Test func aDeadLetterReplayedAfterItsTokenExpiredIsMirrored() async throws {
-        try await Pipeline.with(GooglePipelineTests.production) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let push = try await latePush(pipeline, expiresAfterReceipt: 30)
             let id: Int64 = try await pipeline.database.pool.query("""
                 INSERT INTO dead_letters (id, kind, payload, raw, headers, priority, max_attempts, attempts, errors, reason,
@@ -103,7 +97,7 @@ import Testing
 
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.isEmpty, "\(reasons)")
-            let lineage = try #require(try await lineage(pipeline, push.purchaseToken), "not mirrored: \(reasons)")
+            let lineage = try await pipeline.lineage(ofPlayToken: push.purchaseToken)
             #expect(try await pipeline.subscription(lineage)?.state == "active")
             #expect(try await pipeline.receiptOutcome(push.messageID) == "mirrored")
         }

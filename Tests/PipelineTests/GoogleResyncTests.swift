@@ -8,30 +8,20 @@ import Testing
 
 /// Google's side of the daily resync and the voided-purchases sweep.
 @Suite struct GoogleResyncTests {
-    private func lineage(_ pipeline: Pipeline, token: String) async throws -> String {
-        try #require(try await pipeline.database.pool.query("""
-            SELECT p.lineage FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id WHERE t.purchase_token = $1
-            """, [token]).first).decode(0)
-    }
-
     private func run(_ pipeline: Pipeline, _ kind: String, _ payload: String) async throws {
         _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: kind, payload: payload))
         try await pipeline.settle()
     }
 
     @Test func aSilentRenewalIsBookedByTheDailyResyncAsDrift() async throws {
-        var options = Pipeline.Options()
-        options.googleEnvironment = .production
-        try await Pipeline.with(options) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let token = try #require(try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                             currency: "USD", obfuscatedAccountId: customer.token.uuidString)
-                .purchaseToken)
+            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
             try await pipeline.settle()
             try await play.renew(token, silent: true)
             try await run(pipeline, "sync.daily", #"{"schedule":"daily-sync","period":"2026-11-29"}"#)
-            let lineage = try await lineage(pipeline, token: token)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             #expect(try await pipeline.invoices(lineage).count == 2)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'drift'") == 1)
             // An expiry nobody was told about, the next day.
@@ -44,13 +34,10 @@ import Testing
     }
 
     @Test func aRefundWhoseNotificationWasLostIsBookedByTheVoidedSweep() async throws {
-        var options = Pipeline.Options()
-        options.googleEnvironment = .production
-        try await Pipeline.with(options) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let bought = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                                 obfuscatedAccountId: customer.token.uuidString)
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
             let token = try #require(bought.purchaseToken)
             try await pipeline.settle()
             // Refund the order silently: no notification. Then let Google's clock catch up with this machine's
@@ -59,7 +46,7 @@ import Testing
             play.advanceClock(to: Date().addingTimeInterval(120))
             let googleID = try #require(pipeline.googleConnection).id
             try await run(pipeline, "google.sweep", #"{"connection_id":\#(googleID)}"#)
-            let lineage = try await lineage(pipeline, token: token)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [try #require(bought.orderId)])
             // Swept again: nothing new.
             try await run(pipeline, "google.sweep", #"{"connection_id":\#(googleID)}"#)
@@ -76,14 +63,10 @@ import Testing
     /// lineage's. Its resync (which fetches the current token) books the refund instead of refusing the order as
     /// another purchase's.
     @Test func aVoidedOrderOfAMiddleTokenIsBookedOnItsLineage() async throws {
-        var options = Pipeline.Options()
-        options.googleEnvironment = .production
-        try await Pipeline.with(options) { pipeline in
+        try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
-            let first = try #require(try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                             currency: "USD", obfuscatedAccountId: customer.token.uuidString)
-                                        .purchaseToken)
+            let first = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
             let middle = try await play.upgrade(first, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
             let middleToken = try #require(middle.purchaseToken)
             let middleOrder = try #require(middle.orderId)
@@ -91,7 +74,7 @@ import Testing
                                         .purchaseToken)
             _ = try await play.upgrade(third, to: "pro.yearly", basePlanId: "yearly", price: 9_999)
             try await pipeline.settle()
-            let lineage = try await lineage(pipeline, token: middleToken)
+            let lineage = try await pipeline.lineage(ofPlayToken: middleToken)
             #expect(lineage == first)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens") == 4)
 
@@ -110,17 +93,13 @@ import Testing
     /// dated by the window that listed it and with Google's reason; the next resync, which fetches the order
     /// again without the record, leaves it live — Google's refunds are final.
     @Test func aRefundBookedFromTheVoidedListAloneSurvivesTheNextResync() async throws {
-        var options = Pipeline.Options()
-        options.googleEnvironment = .production
-        try await Pipeline.with(options) { pipeline in
-            let play = try #require(pipeline.play)
+        try await Pipeline.with(.googleProduction) { pipeline in
             let customer = try await pipeline.customer()
-            let bought = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                                 obfuscatedAccountId: customer.token.uuidString)
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
             let token = try #require(bought.purchaseToken)
             let orderID = try #require(bought.orderId)
             try await pipeline.settle()
-            let lineage = try await lineage(pipeline, token: token)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             let googleID = try #require(pipeline.googleConnection).id
 
             let listedBy = Date(timeIntervalSince1970: 1_790_000_000)
