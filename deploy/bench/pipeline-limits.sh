@@ -16,15 +16,24 @@
 #    renewal costs (model parameters, from the code path: the worker verifies the notification, the
 #    status's transaction and renewal info, and the new history transaction — 4; the simulator signs the
 #    notification and its nested transaction and renewal info, the status's two and the history's one — 6).
+# 4. The HTTP floor: deploy/bench/http-floor.c, a libmicrohttpd server that answers without parsing or logic,
+#    driven by wrk over loopback with a renewal's three exchanges at their real sizes (model parameters,
+#    read with strace from `bench pipeline`: the 13.3 KB webhook POST and its small answer, the status
+#    request and its 15.3 KB answer, the history request and its 7.5 KB answer); both sides' CPU.
 # Prints one JSON line: both sides' CPU per notification, the floor's bound on notifications per second
 # for this machine's cores (cores / floor CPU), and StoreSync's CPU over the floor's.
 set -euo pipefail
 BIN=${1:?storesync binary}; ADMIN=${2:?admin database URL}; N=${3:-3000}; L=${4:-100}
 VERIFIES=4; SIGNS=6; BATCH=10
+WEBHOOK_BODY_BYTES=13050; STATUS_BYTES=15309; HISTORY_BYTES=7516
 DB=storesync_bench_limits
 URL="${ADMIN%/*}/$DB"
 WORK=$(mktemp -d)
-cleanup() { psql -X "$ADMIN" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+cleanup() {
+  exec 3>&- 2>/dev/null || true
+  psql -X "$ADMIN" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 
 # CPU seconds × 100 of all PostgreSQL processes, reaped backends included (the postmaster's cutime).
@@ -88,12 +97,43 @@ floor_pg_ticks=$(( $(pg_ticks) - before ))
 floor_notifications=$(echo "$floor" | awk '/number of transactions actually processed/ {print $NF}' | cut -d/ -f1)
 floor_tps=$(echo "$floor" | awk '/^tps = / {print $3; exit}')
 
+# The HTTP floor: the server serves until its stdin (fd 3 here) closes.
+HERE=$(cd "$(dirname "$0")" && pwd)
+"${CC:-cc}" -O2 -o "$WORK/http-floor" "$HERE/http-floor.c" -lmicrohttpd
+mkfifo "$WORK/http-floor.in"
+"$WORK/http-floor" "$STATUS_BYTES" "$HISTORY_BYTES" < "$WORK/http-floor.in" > "$WORK/http-floor.port" &
+http_pid=$!
+exec 3> "$WORK/http-floor.in"
+for _ in $(seq 100); do [ -s "$WORK/http-floor.port" ] && break; sleep 0.1; done
+[ -s "$WORK/http-floor.port" ] || { echo "http-floor did not start" >&2; exit 1; }
+cat > "$WORK/floor.lua" <<LUA
+local body = string.rep("a", $WEBHOOK_BODY_BYTES)
+local n = 0
+request = function()
+  n = n + 1
+  if n % 3 == 1 then return wrk.format("POST", "/webhook/apple", {["Content-Type"] = "application/json"}, body) end
+  if n % 3 == 2 then return wrk.format("GET", "/status") end
+  return wrk.format("GET", "/history")
+end
+LUA
+proc_ticks() { local stat; read -r stat < "/proc/$1/stat"; set -- ${stat#*) }; echo $(( ${12} + ${13} )); }
+server_before=$(proc_ticks "$http_pid")
+# `times` in the subshell prints its children's (wrk's) user and system time on its second line.
+http=$(wrk -t "$(nproc)" -c 64 -d 10s -s "$WORK/floor.lua" "http://127.0.0.1:$(cat "$WORK/http-floor.port")/"
+       times)
+http_server_ticks=$(( $(proc_ticks "$http_pid") - server_before ))
+exec 3>&-
+wait "$http_pid"
+http_requests=$(echo "$http" | awk '/requests in/ {print $1}')
+http_client_cpu=$(echo "$http" | tail -1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }; print t }')
+
 speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa/ {print $(NF-1), $NF}' | tail -1)
 
 python3 - "$ours" "$ours_pg_ticks" "$floor_notifications" "$floor_tps" "$floor_pg_ticks" "$speed" \
-  "$VERIFIES" "$SIGNS" "$BATCH" "$(nproc)" <<'PY'
+  "$VERIFIES" "$SIGNS" "$BATCH" "$(nproc)" "$http_requests" "$http_client_cpu" "$http_server_ticks" <<'PY'
 import json, sys
-ours, ours_ticks, floor_txns, floor_tps, floor_ticks, speed, verifies, signs, batch, cores = sys.argv[1:]
+(ours, ours_ticks, floor_txns, floor_tps, floor_ticks, speed, verifies, signs, batch, cores,
+ http_requests, http_client_cpu, http_server_ticks) = sys.argv[1:]
 ours = json.loads(ours)
 n = ours["notifications"]
 sign_per_s, verify_per_s = (float(x) for x in speed.split())
@@ -103,7 +143,9 @@ floor_n = int(floor_txns) * batch / 2
 ours_cpu = (ours["process_cpu_s"] + int(ours_ticks) / 100) * 1000 / n
 floor_pg = int(floor_ticks) / 100 * 1000 / floor_n
 crypto = verifies * 1000 / verify_per_s + signs * 1000 / sign_per_s
-floor_cpu = floor_pg + crypto
+# Three exchanges a notification.
+http = (float(http_client_cpu) + int(http_server_ticks) / 100) * 1000 / (int(http_requests) / 3)
+floor_cpu = floor_pg + crypto + http
 print(json.dumps({
     "benchmark": "pipeline-limits", "store": "apple", "notifications": n, "store_latency_ms": ours["store_latency_ms"],
     "cores": cores,
@@ -119,6 +161,7 @@ print(json.dumps({
         "postgres_cpu_ms_per_notification": round(floor_pg, 3),
         "es256_verifies": verifies, "es256_signatures": signs,
         "crypto_cpu_ms_per_notification": round(crypto, 3),
+        "http_cpu_ms_per_notification": round(http, 3),
         "cpu_ms_per_notification": round(floor_cpu, 3),
         "notifications_per_sec_bound": round(cores * 1000 / floor_cpu, 1),
     },
