@@ -96,7 +96,7 @@ public enum AppleSnapshotTranslator {
         }
         return StoreCharge(transactionID: id, productID: productID, amount: amount, chargedAt: purchased,
                            periodStart: purchased, periodEnd: transaction.expiresDate, reason: reason,
-                           refund: try refund(of: transaction, id: id, amount: amount))
+                           refund: try refund(of: transaction, id: id, amount: amount), seenAt: transaction.signedDate)
     }
 
     /// The refund Apple reports now; nil when the transaction carries no `revocationDate`, which is also how a

@@ -80,12 +80,16 @@ enum Booking {
 
         let unrefunded = charges.filter { $0.refund == nil }
         if reverseMissingRefunds && !unrefunded.isEmpty {
-            // The store shows the charge without its refund any more: the refund was reversed. Its row stays.
+            // The store shows the charge without its refund any more, in a copy signed at or after the refund: it
+            // was reversed. Its row stays.
             result.reversals = try db.query("""
-                UPDATE refunds SET reversed_at = $3
-                WHERE store = $1 AND refunded_transaction_id = ANY($2::text[]) AND reversed_at IS NULL
-                RETURNING refunded_transaction_id
-                """, [store.rawValue, PostgresArray(unrefunded.map(\.transactionID)), asOf])
+                UPDATE refunds f SET reversed_at = $3
+                FROM unnest($2::text[], $4::timestamptz[]) AS c(transaction_id, seen_at)
+                WHERE f.store = $1 AND f.refunded_transaction_id = c.transaction_id AND f.reversed_at IS NULL
+                  AND (c.seen_at IS NULL OR c.seen_at >= f.refunded_at)
+                RETURNING f.refunded_transaction_id
+                """, [store.rawValue, PostgresArray(unrefunded.map(\.transactionID)), asOf,
+                      PostgresArray(unrefunded.map(\.seenAt))])
                 .map { try $0.decode(0) }
         }
         return result

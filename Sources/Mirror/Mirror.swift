@@ -135,8 +135,8 @@ struct KnownState {
     let tokenReplaced: Bool
     /// The snapshot's token replaced a token the mirror still holds as the lineage's current one.
     let succeedsCurrentToken: Bool
-    /// A charge the snapshot shows without a refund has a live refund booked: the store reversed it, if its
-    /// refunds are reversible at all. Known here, the common case — nothing to reverse — costs no statement of
+    /// A charge the snapshot shows without a refund, in a copy signed at or after the refund, has a live refund
+    /// booked: the store reversed it, if its refunds are reversible at all. Known here, the common case — nothing to reverse — costs no statement of
     /// its own.
     let refundsToReverse: Bool
     /// How many of the snapshot's refunds the mirror does not hold live at that amount or more, where refunds
@@ -149,6 +149,7 @@ struct KnownState {
         // Only a store whose refunds can be reversed needs either refund question answered.
         let reversible = snapshot.refundsReversible ? snapshot.charges : []
         let refunded = reversible.filter { $0.refund != nil }
+        let unrefunded = reversible.filter { $0.refund == nil }
         return PostgresStatement("""
             SELECT (SELECT plan_price_id FROM product_mappings
                     WHERE connection_id = $1 AND store_product_id = $3 AND base_plan_id = $4),
@@ -160,8 +161,9 @@ struct KnownState {
                    EXISTS (SELECT 1 FROM purchase_tokens
                            WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL
                              AND purchase_id = p.id),
-                   EXISTS (SELECT 1 FROM refunds
-                           WHERE store = $9 AND refunded_transaction_id = ANY($10::text[]) AND reversed_at IS NULL),
+                   EXISTS (SELECT 1 FROM unnest($10::text[], $13::timestamptz[]) AS c(transaction_id, seen_at)
+                           JOIN refunds f ON f.store = $9 AND f.refunded_transaction_id = c.transaction_id
+                           WHERE f.reversed_at IS NULL AND (c.seen_at IS NULL OR c.seen_at >= f.refunded_at)),
                    (SELECT count(*) FROM unnest($11::text[], $12::bigint[]) AS r(transaction_id, amount)
                     WHERE NOT EXISTS (SELECT 1 FROM refunds f
                                       WHERE f.store = $9 AND f.refunded_transaction_id = r.transaction_id
@@ -170,8 +172,9 @@ struct KnownState {
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
             """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
                   connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
-                  snapshot.store.rawValue, PostgresArray(reversible.filter { $0.refund == nil }.map(\.transactionID)),
-                  PostgresArray(refunded.map(\.transactionID)), PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits })])
+                  snapshot.store.rawValue, PostgresArray(unrefunded.map(\.transactionID)),
+                  PostgresArray(refunded.map(\.transactionID)), PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits }),
+                  PostgresArray(unrefunded.map(\.seenAt))])
     }
 
     init(snapshot: StoreSnapshot, row: PostgresRow) throws {

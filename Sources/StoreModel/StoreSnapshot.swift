@@ -15,9 +15,13 @@ public struct StoreCharge: Sendable, Hashable {
     /// The refund the store reports for this charge now; `nil` when it shows none — where refunds are
     /// reversible (`StoreSnapshot.refundsReversible`), on a charge whose earlier refund was reversed.
     public let refund: StoreRefund?
+    /// When the store signed this copy of the charge, where it says (Apple's `signedDate`). A copy signed
+    /// before a refund cannot show it, so only a copy signed at or after the refund and showing none reverses it —
+    /// whatever the time of the answer it came in, whose parts (status, history pages) are read apart.
+    public let seenAt: Date?
 
     public init(transactionID: String, productID: String, amount: Money, chargedAt: Date, periodStart: Date?,
-                periodEnd: Date?, reason: String, refund: StoreRefund?) {
+                periodEnd: Date?, reason: String, refund: StoreRefund?, seenAt: Date? = nil) {
         self.transactionID = transactionID
         self.productID = productID
         self.amount = amount
@@ -26,6 +30,7 @@ public struct StoreCharge: Sendable, Hashable {
         self.periodEnd = periodEnd
         self.reason = reason
         self.refund = refund
+        self.seenAt = seenAt
     }
 }
 

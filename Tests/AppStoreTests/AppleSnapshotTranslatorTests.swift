@@ -74,7 +74,7 @@ struct AppleSnapshotTranslatorTests {
         #expect(snapshot.charges == [StoreCharge(transactionID: Answers.lineage, productID: Answers.monthly,
                                                  amount: Money(minorUnits: 999, currency: "USD"), chargedAt: Answers.purchased,
                                                  periodStart: Answers.purchased, periodEnd: Answers.expires, reason: "purchase",
-                                                 refund: nil)])
+                                                 refund: nil, seenAt: Fixture.signedDate)])
         #expect(snapshot.replacedTokens.isEmpty)
         #expect(!snapshot.needsAcknowledgement)
         #expect(snapshot.refundsReversible, "Apple reverses refunds; history revisions re-list every refund change")

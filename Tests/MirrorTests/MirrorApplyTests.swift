@@ -541,6 +541,26 @@ import Testing
         }
     }
 
+    /// An answer is as new as its status read, but its history pages may have been read earlier: a copy of the
+    /// charge signed before the refund shows none without the refund having been reversed.
+    @Test func onlyACopySignedAfterTheRefundReversesIt() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database)
+            let (_, token) = try await fixture.customerWithToken()
+            try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1", refund: Fake.refund(day: 2))],
+                                                  asOfDay: 2, event: "REFUND"))
+            let early = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1", seenDay: 1)],
+                                                              asOfDay: 3))
+            #expect(early.applied && early.refundsReversed == 0)
+            #expect(try await fixture.rows("SELECT reversed_at FROM refunds")[0].text(0) == nil)
+
+            let later = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1", seenDay: 4)],
+                                                              asOfDay: 4, event: "REFUND_REVERSED"))
+            #expect(later.refundsReversed == 1)
+            #expect(try await fixture.rows("SELECT reversed_at FROM refunds")[0].decode(0, as: Date.self) == Fake.day(4))
+        }
+    }
+
     /// A refund fetched before its reversal, applied after a newer answer that already shows the charge
     /// unrefunded (no refund row existed yet): where refunds are reversible (Apple, whose newer answers re-list
     /// refund changes), the stale one is not booked; where refunds are final (Google), it is.

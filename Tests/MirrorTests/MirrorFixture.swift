@@ -105,9 +105,10 @@ enum Fake {
 
     static func charge(_ transactionID: String, product: String = MirrorFixture.product, minorUnits: Int64 = 999,
                        currency: String = "USD", day n: Int = 0, reason: String = "purchase",
-                       refund: StoreRefund? = nil) -> StoreCharge {
+                       refund: StoreRefund? = nil, seenDay: Int? = nil) -> StoreCharge {
         StoreCharge(transactionID: transactionID, productID: product, amount: Money(minorUnits: minorUnits, currency: currency),
-                    chargedAt: day(n), periodStart: day(n), periodEnd: day(n + 30), reason: reason, refund: refund)
+                    chargedAt: day(n), periodStart: day(n), periodEnd: day(n + 30), reason: reason, refund: refund,
+                    seenAt: seenDay.map(day))
     }
 
     static func refund(minorUnits: Int64 = 999, currency: String = "USD", day n: Int, kind: String = "full",
