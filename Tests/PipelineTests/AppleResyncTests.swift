@@ -115,11 +115,24 @@ import Testing
     }
 
     /// Runs the day's fan-out in this process, as a worker holding its lease would; returns its outcome.
-    private func fanOut(_ pipeline: Pipeline, period: String) async throws -> String {
+    @Test func aFanOutWhoseSpreadOutlastsTheDaySaysSo() async throws {
+        var options = Pipeline.Options()
+        options.startWorker = false
+        try await Pipeline.with(options) { pipeline in
+            try await addLivePurchases(pipeline, connection: pipeline.connection, lineages: (0..<100).map { "5000000000\($0)" })
+            var settings = ResyncSettings()
+            settings.rateShare = 0.00001  // the planner's slowest pace, 0.001 resyncs/s: 100 take 27.8 h
+            #expect(try await fanOut(pipeline, period: "2026-11-29", settings: settings)
+                    == "planned 100 resyncs; spread longer than a day: connection \(pipeline.connection.id) (27 h)")
+            #expect(try await fanOut(pipeline, period: "2026-11-30") == "planned 0 resyncs")
+        }
+    }
+
+    private func fanOut(_ pipeline: Pipeline, period: String, settings: ResyncSettings = ResyncSettings()) async throws -> String {
         let job = LeasedJob(id: 1, kind: DailySyncHandler.kind, payload: #"{"schedule":"daily-sync","period":"\#(period)"}"#,
                             raw: nil, headers: nil, priority: -5, attempt: 1, maxAttempts: 25, createdAt: Date(),
                             uniqueKey: nil)
-        return try await DailySyncHandler(settings: ResyncSettings()).run(
+        return try await DailySyncHandler(settings: settings).run(
             job, context: JobContext(logger: Logger(component: "test"), pool: pipeline.database.pool, workerID: "test"))
             .outcome
     }
@@ -162,10 +175,13 @@ import Testing
                 .map { try $0.decode(0) }
             #expect(pending == [lineages[2], lineages[3], "400000000000000"])
 
-            // The next day resyncs every lineage again.
-            #expect(try await fanOut(pipeline, period: "2026-11-30") == "planned 5 resyncs")
+            // The next day queues again the two lineages whose resync finished; the three still waiting keep
+            // their one job and place instead of gaining a second.
+            #expect(try await fanOut(pipeline, period: "2026-11-30") == "planned 2 resyncs")
             #expect(try await pipeline.count(
-                "SELECT count(*) FROM jobs WHERE kind = 'apple.resync' AND unique_key LIKE 'resync:2026-11-30:%'") == 5)
+                "SELECT count(*) FROM jobs WHERE kind = 'apple.resync' AND unique_key LIKE 'resync:daily:%'") == 5)
+            #expect(try await pipeline.count(
+                "SELECT count(DISTINCT payload->>'lineage') FROM jobs WHERE kind = 'apple.resync'") == 5)
         }
     }
 

@@ -53,7 +53,7 @@ import Testing
 
             try await database.pool.query(
                 "INSERT INTO schedule_runs (schedule, period, claimed_by) VALUES ('daily-sync', '2026-11-29', 'w1')")
-            try await database.pool.query("INSERT INTO jobs (kind, unique_key) VALUES ('apple.resync', 'resync:2026-11-29:1:abc')")
+            try await database.pool.query("INSERT INTO jobs (kind, unique_key) VALUES ('apple.resync', 'resync:daily:1:abc')")
             let status = try await ChildProcess.run("storesync", ["status", "--json"], environment: env)
             let schedules = try #require(try Self.object(status.stdout)["schedules"] as? [[String: Any]])
             #expect(schedules.first?["schedule"] as? String == "daily-sync")

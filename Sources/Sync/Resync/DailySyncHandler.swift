@@ -10,9 +10,15 @@ import Worker
 /// that already finished left no row behind. So each connection's resyncs are enqueued in one transaction
 /// with its `sweep_watermarks` row moving to the day, and a re-run — or a second worker running the job
 /// after its lease expired — skips the connections already planned that day.
+///
+/// The resyncs' unique keys name the lineage but not the day (`resync:daily:<connection>:<md5(lineage)>`): a
+/// lineage whose resync from an earlier day is still waiting — a spread longer than a day — is not queued a
+/// second time, which would double the connection's rate against the store and grow the backlog every day.
 public struct DailySyncHandler: JobHandler {
     public static let kind = "sync.daily"
     public static let schedule = Schedule(name: "daily-sync", period: .daily, jobKind: kind, priority: -5)
+    /// The batch name in every daily resync's unique key.
+    public static let batch = "daily"
 
     let settings: ResyncSettings
 
@@ -22,10 +28,11 @@ public struct DailySyncHandler: JobHandler {
             ?? Schedule.Period.daily.key(for: Date())
         let connections = try await context.pool.run { db in try StoreConnections.list(on: db) }
         var total = 0
+        var long: [String] = []
         for connection in connections {
             let added = try await context.pool.transaction { db -> Int? in
                 guard try Self.markPlanned(connectionID: connection.id, day: period, on: db) else { return nil }
-                return try ResyncPlanner.enqueue(connection: connection, batch: period, reason: "daily",
+                return try ResyncPlanner.enqueue(connection: connection, batch: Self.batch, reason: "daily",
                                                  settings: settings, on: db)
             }
             guard let added else {
@@ -36,8 +43,16 @@ public struct DailySyncHandler: JobHandler {
             total += added
             context.logger.info("daily resync planned", ["connection": .int(Int(connection.id)), "lineages": .int(added),
                                                          "period": .string(period)])
+            let hours = Int(Double(added) / ResyncPlanner.rate(for: connection, share: settings.rateShare) / 3600)
+            if hours >= 24 {
+                long.append("connection \(connection.id) (\(hours) h)")
+                context.logger.warning("daily resync spread is longer than a day: the next days queue only lineages "
+                                       + "whose resync finished; raise STORESYNC_RESYNC_RATE_SHARE or shorten "
+                                       + "STORESYNC_RESYNC_HORIZON", ["connection": .int(Int(connection.id)),
+                                                                      "lineages": .int(added), "hours": .int(hours)])
+            }
         }
-        return .done("planned \(total) resyncs")
+        return .done("planned \(total) resyncs" + (long.isEmpty ? "" : "; spread longer than a day: " + long.joined(separator: ", ")))
     }
 
     /// Moves the connection's fan-out watermark to the start of `day` (UTC); false when it already stood

@@ -11,7 +11,8 @@ public struct ScheduleReport: Sendable {
     public let claimedAt: Date
     /// The schedule's own job (the fan-out) has not finished.
     public let running: Bool
-    /// Resync jobs of this run still queued (daily resync only).
+    /// Daily resync jobs still queued, from this run or an earlier one whose spread outlasted its day (daily
+    /// resync only).
     public let resyncsPending: Int
     /// Drift events recorded since the run was claimed.
     public let drift: Int
@@ -21,13 +22,13 @@ public struct ScheduleReport: Sendable {
             SELECT r.schedule, r.period, r.claimed_by, r.claimed_at,
                    EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id),
                    CASE WHEN r.schedule = 'daily-sync' THEN
-                       (SELECT count(*) FROM jobs j WHERE j.unique_key LIKE 'resync:' || r.period || ':%') ELSE 0 END,
+                       (SELECT count(*) FROM jobs j WHERE j.unique_key LIKE 'resync:' || $1 || ':%') ELSE 0 END,
                    CASE WHEN r.schedule = 'daily-sync' THEN
                        (SELECT count(*) FROM purchase_events e WHERE e.kind = 'drift' AND e.occurred_at >= r.claimed_at)
                    ELSE 0 END
             FROM (SELECT DISTINCT ON (schedule) * FROM schedule_runs ORDER BY schedule, claimed_at DESC) r
             ORDER BY r.schedule
-            """).map {
+            """, [DailySyncHandler.batch]).map {
             ScheduleReport(schedule: try $0.decode(0), period: try $0.decode(1), claimedBy: try $0.decode(2),
                            claimedAt: try $0.decode(3), running: try $0.decode(4), resyncsPending: try $0.decode(5),
                            drift: try $0.decode(6))
