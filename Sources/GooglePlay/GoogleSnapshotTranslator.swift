@@ -102,14 +102,7 @@ public enum GoogleSnapshotTranslator {
     /// One charge per distinct order that took money, in charge order.
     private static func charges(_ orders: [GooglePlayOrder], subscription: SubscriptionPurchaseV2, allowedTokens: Set<String>,
                                 voided: [VoidedOrder]) throws(GoogleSnapshotError) -> [StoreCharge] {
-        var voidedByID: [String: VoidedOrder] = [:]
-        for record in voided {
-            // Refunds only grow: a void of the whole order (the remainder after a partial one comes as one) beats
-            // any partial one, and of two alike the latest counts.
-            func rank(_ voided: VoidedOrder) -> (Int, Date) { (voided.isPartial ? 0 : 1, voided.voidedAt) }
-            if let seen = voidedByID[record.orderID], rank(seen) >= rank(record) { continue }
-            voidedByID[record.orderID] = record
-        }
+        let voidedByID = voidedByOrder(voided)
         var seen = Set<String>()
         var charges: [StoreCharge] = []
         for order in orders {
@@ -125,10 +118,21 @@ public enum GoogleSnapshotTranslator {
         return charges.sorted { ($0.chargedAt, $0.transactionID) < ($1.chargedAt, $1.transactionID) }
     }
 
-    /// The charge `order` stands for, or nil when it took no money: pending or cancelled before processing, or a
-    /// zero total (a free trial or free proration period).
-    private static func charge(_ order: GooglePlayOrder, id: String, subscription: SubscriptionPurchaseV2,
-                               voided: VoidedOrder?) throws(GoogleSnapshotError) -> StoreCharge? {
+    /// The voided record that counts for each order. Refunds only grow: a void of the whole order (the remainder
+    /// after a partial one comes as one) beats any partial one, and of two alike the latest counts.
+    static func voidedByOrder(_ voided: [VoidedOrder]) -> [String: VoidedOrder] {
+        var voidedByID: [String: VoidedOrder] = [:]
+        for record in voided {
+            func rank(_ voided: VoidedOrder) -> (Int, Date) { (voided.isPartial ? 0 : 1, voided.voidedAt) }
+            if let seen = voidedByID[record.orderID], rank(seen) >= rank(record) { continue }
+            voidedByID[record.orderID] = record
+        }
+        return voidedByID
+    }
+
+    /// What `order` charged, or nil when it took no money: pending or cancelled before processing, or a zero
+    /// total (a free trial or free proration period).
+    static func paidTotal(of order: GooglePlayOrder, id: String) throws(GoogleSnapshotError) -> Money? {
         guard let state = order.state else { throw missing("state of order \(id)") }
         switch state {
         case "PENDING", "CANCELED": return nil
@@ -142,7 +146,13 @@ public enum GoogleSnapshotTranslator {
         guard amount.minorUnits >= 0 else {
             throw GoogleSnapshotError(.invalidMoney, "order \(id) has a negative total \(amount)")
         }
-        guard amount.minorUnits > 0 else { return nil }
+        return amount.minorUnits > 0 ? amount : nil
+    }
+
+    /// The charge `order` stands for, or nil when it took no money (`paidTotal`).
+    private static func charge(_ order: GooglePlayOrder, id: String, subscription: SubscriptionPurchaseV2,
+                               voided: VoidedOrder?) throws(GoogleSnapshotError) -> StoreCharge? {
+        guard let amount = try paidTotal(of: order, id: id) else { return nil }
         guard let createdAt = order.createTime else { throw missing("createTime of order \(id)") }
         let line = order.lineItems?.first
         let owner = subscription.lineItems.first { $0.latestSuccessfulOrderId == id }
@@ -166,7 +176,7 @@ public enum GoogleSnapshotTranslator {
     /// refunds less. Only an order that shows no refund yet (its history lagging) takes a voided record of the
     /// whole order as its total. Too little is safe, as a later answer grows the refund; too much never shrinks.
     /// `nil` when nothing says the order was refunded.
-    private static func refund(of order: GooglePlayOrder, id: String, total: Money, voided: VoidedOrder?)
+    static func refund(of order: GooglePlayOrder, id: String, total: Money, voided: VoidedOrder?)
         throws(GoogleSnapshotError) -> StoreRefund?
     {
         if let event = order.orderHistory?.refundEvent {
@@ -243,7 +253,7 @@ public enum GoogleSnapshotTranslator {
         }
     }
 
-    private static func missing(_ field: String) -> GoogleSnapshotError {
+    static func missing(_ field: String) -> GoogleSnapshotError {
         GoogleSnapshotError(.missingField, "the answer has no \(field)")
     }
 }

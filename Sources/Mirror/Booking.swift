@@ -49,33 +49,10 @@ enum Booking {
                   PostgresArray(charges.map(\.periodEnd)), PostgresArray(charges.map(\.reason))])
             .map { try $0.decode(0) }
 
-        let refunded = bookRefunds ? charges.filter { $0.refund != nil } : []
-        if !refunded.isEmpty {
-            // A refund the store shows again after its reversal is live again — but only in an answer newer than
-            // the reversal: a late copy of the original refund notification must not undo it. A live refund takes
-            // a larger amount (the rest of a charge refunded in parts; the kind follows, partial → full) and is
-            // never lowered: refunds only grow, so a smaller amount is an older answer's.
-            result.refunds = try db.query("""
-                INSERT INTO refunds (invoice_id, payment_id, store, refunded_transaction_id, amount_minor, currency, kind,
-                                     reason, refunded_at)
-                SELECT i.id, p.id, $1, r.transaction_id, r.amount, r.currency, r.kind, r.reason, r.refunded_at
-                FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-                    AS r(transaction_id, amount, currency, kind, reason, refunded_at)
-                JOIN invoices i ON i.store = $1 AND i.store_transaction_id = r.transaction_id
-                JOIN payments p ON p.invoice_id = i.id
-                ON CONFLICT (store, refunded_transaction_id) DO UPDATE SET reversed_at = NULL,
-                    amount_minor = EXCLUDED.amount_minor, kind = EXCLUDED.kind, refunded_at = EXCLUDED.refunded_at,
-                    reason = COALESCE(EXCLUDED.reason, refunds.reason)
-                    WHERE refunds.reversed_at < $8
-                       OR (refunds.reversed_at IS NULL AND EXCLUDED.amount_minor > refunds.amount_minor)
-                RETURNING refunded_transaction_id
-                """, [store.rawValue, PostgresArray(refunded.map(\.transactionID)),
-                      PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits }),
-                      PostgresArray(refunded.compactMap { $0.refund?.amount.currency }),
-                      PostgresArray(refunded.compactMap { $0.refund?.kind }),
-                      PostgresArray(refunded.map { $0.refund?.reason }),
-                      PostgresArray(refunded.compactMap { $0.refund?.refundedAt }), asOf])
-                .map { try $0.decode(0) }
+        if bookRefunds {
+            result.refunds = try book(refunds: charges.compactMap { charge in
+                charge.refund.map { StoreRefundUpdate.Refund(transactionID: charge.transactionID, refund: $0) }
+            }, store: store, asOf: asOf, on: db)
         }
 
         let unrefunded = charges.filter { $0.refund == nil }
@@ -93,5 +70,35 @@ enum Booking {
                 .map { try $0.decode(0) }
         }
         return result
+    }
+
+    /// Books `refunds` against the invoices and payments of their charges; returns the transaction ids whose refund
+    /// was inserted or changed. A refund whose charge has no invoice is not written: `book(_:…)` inserts the invoices
+    /// just before, and a refund-only update checks first that they exist. A refund the store shows again after its reversal is live again — but only in an answer newer
+    /// than the reversal (`asOf`): a late copy of the original refund notification must not undo it. A live refund
+    /// takes a larger amount (the rest of a charge refunded in parts; the kind follows, partial → full) and is never
+    /// lowered: refunds only grow, so a smaller amount is an older answer's.
+    static func book(refunds: [StoreRefundUpdate.Refund], store: Store, asOf: Date,
+                     on db: isolated PostgresConnection) throws -> [String] {
+        guard !refunds.isEmpty else { return [] }
+        return try db.query("""
+            INSERT INTO refunds (invoice_id, payment_id, store, refunded_transaction_id, amount_minor, currency, kind,
+                                 reason, refunded_at)
+            SELECT i.id, p.id, $1, r.transaction_id, r.amount, r.currency, r.kind, r.reason, r.refunded_at
+            FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+                AS r(transaction_id, amount, currency, kind, reason, refunded_at)
+            JOIN invoices i ON i.store = $1 AND i.store_transaction_id = r.transaction_id
+            JOIN payments p ON p.invoice_id = i.id
+            ON CONFLICT (store, refunded_transaction_id) DO UPDATE SET reversed_at = NULL,
+                amount_minor = EXCLUDED.amount_minor, kind = EXCLUDED.kind, refunded_at = EXCLUDED.refunded_at,
+                reason = COALESCE(EXCLUDED.reason, refunds.reason)
+                WHERE refunds.reversed_at < $8
+                   OR (refunds.reversed_at IS NULL AND EXCLUDED.amount_minor > refunds.amount_minor)
+            RETURNING refunded_transaction_id
+            """, [store.rawValue, PostgresArray(refunds.map(\.transactionID)),
+                  PostgresArray(refunds.map(\.refund.amount.minorUnits)), PostgresArray(refunds.map(\.refund.amount.currency)),
+                  PostgresArray(refunds.map(\.refund.kind)), PostgresArray(refunds.map(\.refund.reason)),
+                  PostgresArray(refunds.map(\.refund.refundedAt)), asOf])
+            .map { try $0.decode(0) }
     }
 }

@@ -185,6 +185,10 @@ import Testing
         #expect(googleReason(answer) == "subscriptionPurchaseNoLongerAvailable")
         let acknowledge = try await harness.api("POST", "purchases/subscriptions/\(GoogleFixture.monthly)/tokens/\(gone):acknowledge")
         #expect(acknowledge.status == 410)
+        // Its order is still refunded, and orders.get still answers for it.
+        let refunded = try #require(try await harness.simulator.refund(gone, revoke: false, silent: true).orderId)
+        #expect(try jsonObject(try await harness.api("GET", "orders/\(refunded)"))["state"] as? String == "REFUNDED")
+        #expect(try await harness.api("GET", "purchases/subscriptionsv2/tokens/\(gone)").status == 410)
 
         // Google also stops answering 60 days after a subscription expired.
         let token = try await harness.purchase()

@@ -52,6 +52,7 @@ import Testing
         ([], .refund, [nil, 12], .expired),
         ([.renew], .refundKeepingAccess, [nil], .active),
         ([.cancel, .expire], .expireLongAgo, [13], .expired),
+        ([.cancel, .expire, .expireLongAgo], .refundKeepingAccess, [nil], .expired),
     ]
 
     @Test("each command pushes Google's notification type and leaves Google's state", arguments: table)
@@ -194,6 +195,7 @@ import Testing
     @Test("commands that do not fit the state are refused and change nothing", arguments: [
         ([Step.cancel], Step.renew), ([], .recover), ([], .resume), ([], .restart), ([], .expire), ([.cancel], .pause),
         ([.refund], .refund), ([.upgrade], .renew), ([.expireLongAgo], .expireLongAgo),
+        ([.expireLongAgo], .refund),
     ])
     func refused(_ before: [Step], _ command: Step) async throws {
         let harness = try GoogleHarness()

@@ -95,7 +95,8 @@ extension PlaySimulator {
 
     /// A refund of `orderId` (default: the latest successful order): `voidedPurchaseNotification` with
     /// `refundType` 1, or 2 for a `partialAmount` below what remains; with `revoke` the subscription also ends
-    /// now and `SUBSCRIPTION_REVOKED` (12) follows.
+    /// now and `SUBSCRIPTION_REVOKED` (12) follows. An order of a token Google no longer answers for
+    /// (`expireLongAgo`) can still be refunded, without `revoke`.
     @discardableResult
     public func refund(_ purchaseToken: String, orderId: String? = nil, revoke: Bool = true, partialAmount: Int64? = nil,
                        source: VoidedSource = .developer, reason: VoidedReason = .other, silent: Bool = false) async throws

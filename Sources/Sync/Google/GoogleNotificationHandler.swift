@@ -62,14 +62,30 @@ struct GoogleNotificationHandler: JobHandler {
             (token, event, voided) = (subscription.purchaseToken, "SUBSCRIPTION \(subscription.notificationType)", [])
         }
         let source = SnapshotSource(kind: "notification", reference: messageID, event: event)
-        let result = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
-            .snapshot(connection: primary, token: token, voided: voided, source: source)
-        guard case .snapshot(let snapshot) = result else { return receipt.complete("pending: nothing mirrored yet") }
+        let answer = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
+            .refetch(connection: primary, token: token, voided: voided, source: source,
+                     mirrors: [primary] + connections.filter { $0.id != primary.id })
+        let logger = context.logger
+        let snapshot: StoreSnapshot
+        switch answer {
+        case .snapshot(let fetched): snapshot = fetched
+        case .pending: return receipt.complete("pending: nothing mirrored yet")
+        case .refunds(let update, let connection):
+            let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: update.lineage)
+            return receipt.complete("mirrored refunds only: Google no longer answers for the token", serialKey: serialKey) { db in
+                do {
+                    let outcome = try Mirror.applyRefunds(update, connection: connection, on: db)
+                    logger.info("mirrored", ["message_id": .string(messageID), "type": .string(event),
+                                             "result": .string(outcome.summary)])
+                } catch let error as MirrorError {
+                    throw StoreFailures.mirror(error)
+                }
+            }
+        }
         // A licence tester's purchase is a sandbox purchase: mirrored only on a Sandbox connection.
         guard let connection = connections.first(where: { $0.environment == snapshot.environment }) else {
             return receipt.complete("skipped: environment mismatch")
         }
-        let logger = context.logger
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage)
         return receipt.complete("mirrored", serialKey: serialKey) { db in
             do {

@@ -8,8 +8,19 @@ import StoreModel
 
 /// Re-fetches a purchase token's authoritative state from the Play Developer API: the subscription, the
 /// chain of tokens it replaced (`linkedPurchaseToken`, walked back to a token the mirror knows or to the
-/// first one), and the orders behind its line items and any voided charge — then translates it.
+/// first one), and the orders behind its line items and any voided charge — then translates it. A token Google
+/// no longer answers for still has its voided orders refunded (`refundsOnly`).
 struct GoogleRefetch {
+    /// What re-fetching a purchase token came to.
+    enum Answer {
+        case snapshot(StoreSnapshot)
+        /// A pending purchase (`GoogleSnapshotResult.pending`): nothing to mirror yet.
+        case pending
+        /// Google no longer answers for the token, but its voided orders are of a lineage `connection` mirrors:
+        /// only their refunds are booked, the mirror's state stays.
+        case refunds(StoreRefundUpdate, connection: StoreConnection)
+    }
+
     /// Tokens walked back at most; real chains (upgrades, downgrades, re-signups) are short.
     static let maxChain = 20
 
@@ -19,12 +30,19 @@ struct GoogleRefetch {
     let previousError: String?
     let logger: Logger
 
-    private var client: GooglePlayAPIClient { tools.client }
+    var client: GooglePlayAPIClient { tools.client }
 
-    func snapshot(connection: StoreConnection, token: String, voided: [VoidedOrder],
-                  source: SnapshotSource) async throws -> GoogleSnapshotResult {
+    /// - Parameter mirrors: the connections that may mirror the token's lineage, the one to prefer first; searched
+    ///   only when Google no longer answers for the token.
+    func refetch(connection: StoreConnection, token: String, voided: [VoidedOrder], source: SnapshotSource,
+                 mirrors: [StoreConnection]) async throws -> Answer {
         do {
-            let subscription = try await client.subscription(token: token)
+            let subscription: SubscriptionPurchaseV2
+            do {
+                subscription = try await client.subscription(token: token)
+            } catch let error as GooglePlayAPIError where error.code == .gone || error.code == .notFound {
+                return try await refundsOnly(token: token, voided: voided, source: source, mirrors: mirrors, because: error)
+            }
             let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)
             // A voided order may be any token's of a long chain; the other orders are this token's.
             let known = voided.isEmpty ? [] : try await pool.run { db in
@@ -41,9 +59,12 @@ struct GoogleRefetch {
                     continue  // a renewal number that was never charged (a recovered or paused period)
                 }
             }
-            return try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
+            switch try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
                                                          orders: orders, voided: voided, replacedTokens: replaced,
-                                                         knownTokens: known, source: source, fetchedAt: Date())
+                                                         knownTokens: known, source: source, fetchedAt: Date()) {
+            case .snapshot(let snapshot): return .snapshot(snapshot)
+            case .pending: return .pending
+            }
         } catch let error as GooglePlayAPIError {
             throw tools.failure(error, previous: previousError, logger: logger)
         } catch let error as GoogleSnapshotError {

@@ -8,7 +8,7 @@ import Worker
 
 /// The `google.resync` job: the notification path (re-fetch → snapshot → apply) for a lineage's current
 /// purchase token, recording drift; the voided-purchases sweep adds the charges Google voided so their
-/// refunds are booked even when their orders are no longer the latest.
+/// refunds are booked even when their orders are no longer the latest, or their token is one Google forgot.
 struct GoogleResyncHandler: JobHandler {
     static let kind = ResyncPlanner.jobKind(for: .google)
 
@@ -30,11 +30,25 @@ struct GoogleResyncHandler: JobHandler {
         let tools = try registry.tools(for: connection)
         let voided = (task.voided ?? []).map(\.order)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
-        let result = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
-            .snapshot(connection: connection, token: token ?? task.lineage, voided: voided, source: source)
-        guard case .snapshot(let snapshot) = result else { return .done("pending: nothing mirrored yet") }
-        guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }
+        let answer = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
+            .refetch(connection: connection, token: token ?? task.lineage, voided: voided, source: source, mirrors: [connection])
         let metrics = metrics
+        let snapshot: StoreSnapshot
+        switch answer {
+        case .snapshot(let fetched): snapshot = fetched
+        case .pending: return .done("pending: nothing mirrored yet")
+        case .refunds(let update, let connection):
+            return .done("resynced refunds only: Google no longer answers for the token", writes: { db in
+                do {
+                    let outcome = try Mirror.applyRefunds(update, connection: connection, on: db)
+                    try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
+                } catch let error as MirrorError {
+                    throw StoreFailures.mirror(error)
+                }
+                return nil
+            }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: update.lineage))
+        }
+        guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }
         return .done("resynced", writes: { db in
             do {
                 let outcome = try Mirror.apply(snapshot, connection: connection, on: db)

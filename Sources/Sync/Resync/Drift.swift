@@ -1,5 +1,6 @@
 import Mirror
 import Postgres
+import StoreModel
 
 /// What a resync found that no notification had delivered: the on-call signal that notifications are being
 /// lost. Recorded on the purchase's timeline and counted by connection and kind.
@@ -16,15 +17,29 @@ enum Drift {
 
     static func record(_ outcome: Mirror.Outcome, connectionID: Int64, metrics: SyncMetrics?,
                        on db: isolated PostgresConnection) throws {
-        let kinds = kinds(outcome)
+        try record(kinds(outcome), purchaseID: outcome.purchaseID, state: outcome.state, previousState: outcome.previousState,
+                   charges: outcome.chargesBooked, refunds: outcome.refundsBooked + outcome.refundsReversed,
+                   connectionID: connectionID, metrics: metrics, on: db)
+    }
+
+    /// A refund-only update (the store no longer answers for the purchase) drifts by the refunds it booked.
+    static func record(_ outcome: Mirror.RefundOutcome, connectionID: Int64, metrics: SyncMetrics?,
+                       on db: isolated PostgresConnection) throws {
+        try record(outcome.refundsBooked > 0 ? ["refund"] : [], purchaseID: outcome.purchaseID, state: outcome.state,
+                   previousState: outcome.state, charges: 0, refunds: outcome.refundsBooked, connectionID: connectionID,
+                   metrics: metrics, on: db)
+    }
+
+    private static func record(_ kinds: [String], purchaseID: Int64, state: StoreState, previousState: StoreState?,
+                               charges: Int, refunds: Int, connectionID: Int64, metrics: SyncMetrics?,
+                               on db: isolated PostgresConnection) throws {
         guard !kinds.isEmpty else { return }
         _ = try db.query("""
             INSERT INTO purchase_events (purchase_id, kind, source, detail)
             VALUES ($1, 'drift', 'resync', jsonb_build_object('kinds', $2::text[], 'state', $3::text,
                                                               'previous_state', $4::text, 'charges', $5::int,
                                                               'refunds', $6::int))
-            """, [outcome.purchaseID, PostgresArray(kinds), outcome.state.rawValue, outcome.previousState?.rawValue,
-                  outcome.chargesBooked, outcome.refundsBooked + outcome.refundsReversed])
+            """, [purchaseID, PostgresArray(kinds), state.rawValue, previousState?.rawValue, charges, refunds])
         for kind in kinds { metrics?.drift(connectionID: connectionID, kind: kind) }
     }
 }

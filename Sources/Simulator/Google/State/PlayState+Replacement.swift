@@ -61,10 +61,11 @@ extension PlayState {
 
     /// A refund of one order: `voidedPurchaseNotification` (full, or partial with `partialAmount`), the order
     /// `REFUNDED` or `PARTIALLY_REFUNDED` with the refund in its history, a Voided Purchases API entry, and with
-    /// `revoke` the subscription expired now and `SUBSCRIPTION_REVOKED`.
+    /// `revoke` the subscription expired now and `SUBSCRIPTION_REVOKED`. A token Google no longer answers for
+    /// (`noLongerAvailable`) still has its orders refunded, without revoking: Google refunds and charges back
+    /// orders long after their subscription expired, and `orders.get` keeps answering for them.
     mutating func refund(_ token: String, _ refund: Refund) throws -> PlayChange {
         var subscription = try subscription(token)
-        guard !subscription.noLongerAvailable else { throw SimulatorError(.invalidState, "the token is no longer available") }
         guard let orderId = refund.orderId ?? subscription.latestSuccessfulOrderId, var order = orders[orderId],
               order.purchaseToken == token else {
             throw SimulatorError(.notFound, "the token has no order \(refund.orderId ?? "")")
