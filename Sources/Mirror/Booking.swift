@@ -74,10 +74,11 @@ enum Booking {
 
     /// Books `refunds` against the invoices and payments of their charges; returns the transaction ids whose refund
     /// was inserted or changed. A refund whose charge has no invoice is not written: `book(_:…)` inserts the invoices
-    /// just before, and a refund-only update checks first that they exist. A refund the store shows again after its reversal is live again — but only in an answer newer
-    /// than the reversal (`asOf`): a late copy of the original refund notification must not undo it. A live refund
-    /// takes a larger amount (the rest of a charge refunded in parts; the kind follows, partial → full) and is never
-    /// lowered: refunds only grow, so a smaller amount is an older answer's.
+    /// just before, and a refund-only update checks first that they exist. A refund the store shows again after its
+    /// reversal is live again — but only in an answer newer than the reversal (`asOf`): a late copy of the original
+    /// refund notification must not undo it. A live refund takes a larger amount (the rest of a charge refunded in
+    /// parts; the kind follows, partial → full) and is never lowered: refunds only grow, so a smaller amount is an
+    /// older answer's.
     static func book(refunds: [StoreRefundUpdate.Refund], store: Store, asOf: Date,
                      on db: isolated PostgresConnection) throws -> [String] {
         guard !refunds.isEmpty else { return [] }

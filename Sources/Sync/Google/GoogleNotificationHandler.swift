@@ -70,6 +70,7 @@ struct GoogleNotificationHandler: JobHandler {
         switch answer {
         case .snapshot(let fetched): snapshot = fetched
         case .pending: return receipt.complete("pending: nothing mirrored yet")
+        case .unanswered(let error): throw tools.failure(error, previous: job.lastError, logger: logger)
         case .refunds(let update, let connection):
             let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: update.lineage)
             return receipt.complete("mirrored refunds only: Google no longer answers for the token", serialKey: serialKey) { db in

@@ -8,12 +8,12 @@ extension GoogleRefetch {
     /// Google answered `error` (`gone` about 60 days after the subscription expired, or `notFound`) for `token`,
     /// yet it still refunds and charges back such old orders, and `orders.get` still answers for them. So voided
     /// orders of a lineage the mirror knows are refunded from their orders alone, without touching the
-    /// subscription's state; a refund the books miss would overstate the money. Without voided orders, or for a
-    /// token no mirror knows, the job fails permanently with Google's answer; a voided order `orders.get` does not
-    /// know either fails it permanently, naming the order.
+    /// subscription's state; a refund the books miss would overstate the money. Without voided orders the answer is
+    /// `unanswered`; for a token no mirror knows, the job fails permanently with Google's answer; a voided order
+    /// `orders.get` does not know fails it permanently too, naming the order.
     func refundsOnly(token: String, voided: [VoidedOrder], source: SnapshotSource, mirrors: [StoreConnection],
                      because error: GooglePlayAPIError) async throws -> Answer {
-        guard !voided.isEmpty else { throw tools.failure(error, previous: previousError, logger: logger) }
+        guard !voided.isEmpty else { return .unanswered(error) }
         let orderIDs = Set(voided.map(\.orderID)).sorted()
         let found = try await pool.run { db -> (lineage: String, connection: StoreConnection, tokens: [String])? in
             for mirror in mirrors {

@@ -19,6 +19,9 @@ struct GoogleRefetch {
         /// Google no longer answers for the token, but its voided orders are of a lineage `connection` mirrors:
         /// only their refunds are booked, the mirror's state stays.
         case refunds(StoreRefundUpdate, connection: StoreConnection)
+        /// Google answered 410 (`gone`) or 404 (`notFound`) for the token and the job carries no voided order to
+        /// refund: whether that is final is the caller's to say.
+        case unanswered(GooglePlayAPIError)
     }
 
     /// Tokens walked back at most; real chains (upgrades, downgrades, re-signups) are short.

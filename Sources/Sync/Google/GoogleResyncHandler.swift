@@ -37,6 +37,12 @@ struct GoogleResyncHandler: JobHandler {
         switch answer {
         case .snapshot(let fetched): snapshot = fetched
         case .pending: return .done("pending: nothing mirrored yet")
+        case .unanswered(let error) where error.code == .gone:
+            // An expired purchase between Google's ~60-day memory and the resync horizon: nothing left to read,
+            // and a dead letter a day for each would bury real ones. A voided order still books (`.refunds`).
+            return .done("skipped: Google no longer answers for the purchase (410); the daily resync drops it at its horizon")
+        case .unanswered(let error):
+            throw tools.failure(error, previous: job.lastError, logger: context.logger)
         case .refunds(let update, let connection):
             return .done("resynced refunds only: Google no longer answers for the token", writes: { db in
                 do {
