@@ -30,6 +30,17 @@ import Testing
         #expect(result.stderr.contains("STORESYNC_RESYNC_HORIZON must be a duration"), "stderr was: \(result.stderr)")
     }
 
+    @Test(arguments: [
+        (["work"], ["STORESYNC_STORE_RATE_SHARE": "half"], "STORESYNC_STORE_RATE_SHARE must be"),
+        (["work", "--store-rate-share", "-1"], [:], "--store-rate-share must be"),
+    ])
+    func aBadStoreRateShareIsNamedAsGiven(arguments: [String], environment: [String: String], message: String) async throws {
+        let result = try await ChildProcess.run("storesync", arguments,
+                                                environment: environment.merging(["DATABASE_URL": "postgresql://unused@127.0.0.1:1/x"]) { a, _ in a })
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
+    }
+
     @Test func syncEnqueuesLiveLineagesAndStatusShowsTheDailyRun() async throws {
         try await TestDatabase.with { database in
             let env = ["DATABASE_URL": database.url]

@@ -12,7 +12,7 @@ struct DeadLettersCommand: Command {
                storesync dead-letters discard ID… [--json]
 
         list     newest first (default limit 100)
-        show     the payload, headers, raw body size and every attempt's error
+        show     the payload, headers, the stored webhook body (raw_base64) and every attempt's error
         retry    put back on the queue under the same id, due now, with fresh attempts
         discard  delete for good
 

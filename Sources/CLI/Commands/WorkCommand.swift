@@ -35,7 +35,7 @@ struct WorkCommand: Command {
                                long after they ended                      default 60d
 
         Durations: 500ms, 30s, 5m, 2h. Database connections per process: STORESYNC_DB_POOL_SIZE (default 6)
-        plus one for LISTEN.
+        plus one for leasing, one for heartbeats and one for LISTEN.
         """
 
     static func configuration(_ arguments: inout Arguments, environment: Environment) throws -> WorkerConfiguration {
@@ -75,8 +75,10 @@ struct WorkCommand: Command {
             ?? "127.0.0.1:9464"
         let listen = metricsListen == "off" ? nil : try Listen(metricsListen, "--metrics-listen")
         var sync = SyncHandlers.Configuration()
-        if let share = try arguments.option("--store-rate-share") ?? environment.string("STORESYNC_STORE_RATE_SHARE") {
-            sync.rateLimitShare = try Parse.fraction(share, "--store-rate-share")
+        let storeRateShareFlag = try arguments.option("--store-rate-share")
+        if let share = storeRateShareFlag ?? environment.string("STORESYNC_STORE_RATE_SHARE") {
+            sync.rateLimitShare = try Parse.fraction(share, storeRateShareFlag == nil ? "STORESYNC_STORE_RATE_SHARE"
+                                                                                      : "--store-rate-share")
         }
         // The environment is read (and a bad value refused) even when a flag overrides one of its settings.
         sync.resync = try resyncSettings(environment)
