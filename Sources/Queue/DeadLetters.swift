@@ -68,8 +68,13 @@ public struct DeadLetters: Sendable {
         try await pool.transaction { connection in
             var results: [Int64: RetryResult] = [:]
             for id in ids where results[id] == nil {
-                // A pending job holding the same unique key wins; the dead letter then stays where it is.
-                let rows = try connection.query("""
+                // A pending job holding the same unique key wins; the dead letter then stays where it is. One enqueued
+                // by another session between the check and the insert makes the insert fail: the savepoint keeps that
+                // to this id instead of rolling back the whole batch.
+                try connection.query("SAVEPOINT retry_one")
+                let requeued: Bool
+                do {
+                    requeued = try !connection.query("""
                     WITH dead AS (
                         DELETE FROM dead_letters d WHERE d.id = $1
                           AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unique_key = d.unique_key)
@@ -81,8 +86,13 @@ public struct DeadLetters: Sendable {
                            reason, job_created_at
                     FROM dead
                     RETURNING id
-                    """, [id])
-                if !rows.isEmpty {
+                    """, [id]).isEmpty
+                } catch let error as PostgresError where error.code == .uniqueViolation {
+                    try connection.query("ROLLBACK TO SAVEPOINT retry_one")
+                    requeued = false
+                }
+                try connection.query("RELEASE SAVEPOINT retry_one")
+                if requeued {
                     results[id] = .requeued
                     continue
                 }
