@@ -71,4 +71,27 @@ import Testing
             #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 5)
         }
     }
+
+    /// A saved page Apple no longer takes (4000014 here; an expired token or a start now too far back alike)
+    /// would fail every later sweep: the window is read again from its start instead.
+    @Test func aSavedPageAppleRefusesIsReadAgainFromTheWindowStart() async throws {
+        try await Pipeline.with { pipeline in
+            try pipeline.simulator.dropNextNotifications(3)
+            for _ in 0..<3 {
+                try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
+            }
+            let end = Date()
+            try await pipeline.database.pool.query("""
+                INSERT INTO sweep_watermarks (connection_id, sweep, watermark, cursor)
+                VALUES ($1, 'apple.notification-history', $2, $3)
+                """, [pipeline.connection.id, end.addingTimeInterval(-86_400), "\(Int64(end.timeIntervalSince1970 * 1000)):bogus"])
+
+            try await sweep(pipeline)
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 3)
+            #expect(try await pipeline.count("""
+                SELECT count(*) FROM sweep_watermarks WHERE sweep = 'apple.notification-history' AND cursor IS NULL
+                """) == 1)
+        }
+    }
 }

@@ -58,6 +58,33 @@ import Testing
         }
     }
 
+    /// A saved page Google no longer takes (400: an expired token, or a start past its 30 days) would fail every
+    /// later sweep: the window is read again from its start instead.
+    @Test func aSavedPageGoogleRefusesIsReadAgainFromTheWindowStart() async throws {
+        try await Pipeline.with(.googleProduction) { pipeline in
+            let play = try #require(pipeline.play)
+            let customer = try await pipeline.customer()
+            let bought = try await pipeline.buyOnPlay(token: customer.token)
+            let token = try #require(bought.purchaseToken)
+            try await pipeline.settle()
+            try await play.refund(token, orderId: bought.orderId, revoke: false, silent: true)
+            play.advanceClock(to: Date().addingTimeInterval(120))
+            let googleID = try #require(pipeline.googleConnection).id
+            let end = Date()
+            try await pipeline.database.pool.query("""
+                INSERT INTO sweep_watermarks (connection_id, sweep, watermark, cursor)
+                VALUES ($1, 'google.voided-purchases', $2, $3)
+                """, [googleID, end.addingTimeInterval(-3600), "\(Int64(end.timeIntervalSince1970 * 1000)):bogus"])
+            try await run(pipeline, "google.sweep", #"{"connection_id":\#(googleID)}"#)
+            #expect(try await pipeline.deadLetterReasons().isEmpty)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
+            #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [try #require(bought.orderId)])
+            #expect(try await pipeline.count("""
+                SELECT count(*) FROM sweep_watermarks WHERE sweep = 'google.voided-purchases' AND cursor IS NULL
+                """) == 1)
+        }
+    }
+
     /// In a chain of four tokens (a purchase, then an upgrade, a downgrade and an upgrade), the voided list names
     /// the second token's order: neither the first token nor the one the current token replaced, but still the
     /// lineage's. Its resync (which fetches the current token) books the refund instead of refusing the order as

@@ -28,19 +28,31 @@ struct AppleSweepHandler: JobHandler {
         (environment == .production ? 180 : 30) * 86_400 - 3600
     }
 
+    /// Apple's refusals of a resumed page: an invalid (4000014) or expired (4000017) pagination token, or a start
+    /// date now too far in the past (4000012). Permanent as asked, but the window can start again.
+    static let refusedResume: Set<Int64> = [4_000_012, 4_000_014, 4_000_017]
+
     let registry: AppleConnectionRegistry
 
     func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        var window = try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool, now: Date(), overlap: Self.overlap,
-                                                retention: { Self.retention($0.environment) })
+        let load = { try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool, now: Date(), overlap: Self.overlap,
+                                                retention: { Self.retention($0.environment) }) }
+        var window = try await load()
         let connection = window.connection
         let client = try registry.tools(for: connection).client
         var queued = 0
+        var restarted = false
         for _ in 0..<Self.maxPages {
             let page: NotificationHistoryPage
             do {
                 page = try await client.notificationHistory(start: window.start, end: window.end, onlyFailures: true,
                                                             paginationToken: window.cursor)
+            } catch let error as AppStoreAPIError
+                where window.isResumed && !restarted && error.appleErrorCode.map(Self.refusedResume.contains) == true {
+                window = try await SweepWindow.restart(after: window, sweep: Self.sweep, pool: context.pool,
+                                                       logger: context.logger, error: error.description, load: load)
+                restarted = true
+                continue
             } catch let error as AppStoreAPIError {
                 throw StoreFailures.api(error, previous: job.lastError, vouched: false)
             }

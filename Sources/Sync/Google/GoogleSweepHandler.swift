@@ -24,22 +24,31 @@ struct GoogleSweepHandler: JobHandler {
     let registry: GoogleConnectionRegistry
 
     func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        var window = try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool,
-                                                now: Date().addingTimeInterval(-Self.skewMargin), overlap: Self.overlap,
-                                                retention: { _ in Self.window })
+        let load = {
+            try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool, now: Date().addingTimeInterval(-Self.skewMargin),
+                                       overlap: Self.overlap, retention: { _ in Self.window })
+        }
+        var window = try await load()
         let connection = window.connection
-        // A record Google lists without its voided time was voided by the end of the window that listed it.
-        let listedBy = window.end
         let tools = try registry.tools(for: connection)
         let client = tools.client
         var queued = 0
+        var restarted = false
         for _ in 0..<Self.maxPages {
             let page: VoidedPurchasesPage
             do {
                 page = try await client.voidedPurchases(startTime: window.start, endTime: window.end, token: window.cursor)
+            } catch let error as GooglePlayAPIError where window.isResumed && !restarted && error.code == .rejected {
+                // A 400 to a resumed page: its token expired, or its start fell out of Google's 30 days.
+                window = try await SweepWindow.restart(after: window, sweep: Self.sweep, pool: context.pool,
+                                                       logger: context.logger, error: error.description, load: load)
+                restarted = true
+                continue
             } catch let error as GooglePlayAPIError {
                 throw tools.failure(error, previous: job.lastError, logger: context.logger)
             }
+            // A record Google lists without its voided time was voided by the end of the window that listed it.
+            let listedBy = window.end
             let next = window.advance(to: page.nextPageToken)
             queued += try await context.pool.transaction { db in
                 var added = 0

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Mirror
 import Postgres
 import Queue
@@ -13,6 +14,8 @@ struct SweepWindow {
     let end: Date
     /// The page to read next; `nil` for the first page.
     private(set) var cursor: String?
+    /// The window was resumed from a saved page token, which the store may since have stopped taking.
+    private(set) var isResumed = false
 
     /// Loads the `{"connection_id": …}` sweep job's connection and watermark and chooses the window.
     static func load(_ job: LeasedJob, sweep: String, pool: PostgresPool, now: Date, overlap: TimeInterval,
@@ -27,10 +30,25 @@ struct SweepWindow {
         }
         guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
         if let mark, let resumed = mark.cursor.flatMap(WindowCursor.init(text:)) {
-            return SweepWindow(connection: connection, start: mark.watermark, end: resumed.end, cursor: resumed.token)
+            return SweepWindow(connection: connection, start: mark.watermark, end: resumed.end, cursor: resumed.token,
+                               isResumed: true)
         }
         let start = max((mark?.watermark ?? now).addingTimeInterval(-overlap), now.addingTimeInterval(-retention(connection)))
         return SweepWindow(connection: connection, start: start, end: now, cursor: nil)
+    }
+
+    /// After the store refused the saved page this window resumed (an expired or invalid page token, or a start
+    /// it no longer keeps), which would fail every later run: drops the token, keeping the window's start, and
+    /// returns the fresh window `load` then chooses (less the overlap, never earlier than the store keeps).
+    /// What the new window lists twice is deduplicated downstream.
+    static func restart(after refused: SweepWindow, sweep: String, pool: PostgresPool, logger: Logger, error: String,
+                        load: () async throws -> SweepWindow) async throws -> SweepWindow {
+        logger.warning("the store refused the sweep's saved page; sweeping the window again",
+                       ["connection": .int(Int(refused.connection.id)), "sweep": .string(sweep), "error": .string(error)])
+        let restart = Watermark(watermark: refused.start, cursor: nil)
+        let connectionID = refused.connection.id
+        try await pool.run { db in try Watermark.write(restart, connectionID: connectionID, sweep: sweep, on: db) }
+        return try await load()
     }
 
     /// Moves to the page after the one just read (`next` is its token; `nil` after the last page) and returns
