@@ -44,12 +44,14 @@ public struct Schedule: Sendable {
 
     /// Claims the period containing `date` for `worker`; returns the job id enqueued when this call won,
     /// nil when another worker (or an earlier call) already claimed it. Claim and enqueue commit together.
-    public func claim(at date: Date, worker: String, pool: PostgresPool) async throws -> Int64? {
-        let period = period.key(for: date)
-        let job = NewJob(kind: jobKind, payload: "{\"schedule\":\(JSON.quoted(name)),\"period\":\(JSON.quoted(period))}",
-                         priority: priority, uniqueKey: "schedule:\(name):\(period)")
-        let name = name
+    /// `date` nil means the database's `now()`: one clock for every worker, so a host whose clock runs ahead
+    /// cannot claim tomorrow's period today and leave tomorrow without a run.
+    public func claim(at date: Date? = nil, worker: String, pool: PostgresPool) async throws -> Int64? {
+        let (name, periods, jobKind, priority) = (name, self.period, jobKind, priority)
         return try await pool.transaction { connection in
+            let period = periods.key(for: try date ?? connection.query("SELECT now()")[0].decode(0))
+            let job = NewJob(kind: jobKind, payload: "{\"schedule\":\(JSON.quoted(name)),\"period\":\(JSON.quoted(period))}",
+                             priority: priority, uniqueKey: "schedule:\(name):\(period)")
             let won = try connection.query("""
                 INSERT INTO schedule_runs (schedule, period, claimed_by) VALUES ($1, $2, $3)
                 ON CONFLICT DO NOTHING RETURNING 1

@@ -244,7 +244,7 @@ public final class Worker: Sendable {
         while !Task.isCancelled && !isStopping {
             for schedule in configuration.schedules {
                 do {
-                    if let id = try await schedule.claim(at: Date(), worker: configuration.workerID, pool: pool) {
+                    if let id = try await schedule.claim(worker: configuration.workerID, pool: pool) {
                         logger.info("schedule period claimed", [
                             "schedule": .string(schedule.name), "period": .string(schedule.period.key(for: Date())),
                             "job_id": .int(Int(id)),

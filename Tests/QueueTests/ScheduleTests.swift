@@ -45,4 +45,15 @@ import Testing
             #expect(nextDay != nil)
         }
     }
+
+    @Test func aClaimWithoutAMomentTakesThePeriodOfTheDatabaseClock() async throws {
+        try await TestDatabase.with { database in
+            let schedule = Schedule(name: "purge", period: .hourly, jobKind: "test.record")
+            let before: Date = try await database.pool.query("SELECT now()")[0].decode(0)
+            #expect(try await schedule.claim(worker: "w0", pool: database.pool) != nil)
+            let after: Date = try await database.pool.query("SELECT now()")[0].decode(0)
+            let period: String = try await database.pool.query("SELECT period FROM schedule_runs")[0].decode(0)
+            #expect([before, after].map(Schedule.Period.hourly.key(for:)).contains(period))
+        }
+    }
 }
