@@ -8,7 +8,7 @@ public struct GoogleNotificationError: Error, CustomStringConvertible, Sendable 
         /// The push body or its decoded `data` is larger than any notification Google sends.
         public static let tooLarge = Code("too large")
         /// The push body is not Pub/Sub's envelope: not JSON, no `message`, no or contradictory `messageId`, a
-        /// `publishTime` that is not RFC 3339.
+        /// `publishTime` that is not RFC 3339, a `subscription` too long or unprintable to be a subscription name.
         public static let invalidEnvelope = Code("invalid envelope")
         /// `message.data` is missing, empty or not standard base64.
         public static let invalidData = Code("invalid data")

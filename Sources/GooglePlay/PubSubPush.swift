@@ -10,11 +10,18 @@ public struct PubSubPush: Sendable {
     /// which holds at most 200 characters. Pub/Sub assigns decimal ids of about 16 digits, so a longer one is
     /// not Pub/Sub's; accepted, it could never commit its receipt and would retry until it dead-lettered.
     public static let maxMessageIDLength = 200
+    /// Longest `subscription` accepted: it scopes the deduplication key (`notification_receipts.scope`, see
+    /// `ReceiptScope`), as a messageId is unique only within its topic. A subscription's full name is
+    /// `projects/{project}/subscriptions/{id}`, with an id of at most 255 characters and a project id of at most 30
+    /// (309 in all), or somewhat more for a legacy domain-scoped project (`example.com:project`); 400 leaves room
+    /// for those and still bounds the key.
+    public static let maxSubscriptionLength = 400
 
     /// Unique within the topic: what duplicate deliveries share.
     public let messageID: String
     public let publishTime: Date?
-    /// `projects/{project}/subscriptions/{name}`, when sent.
+    /// `projects/{project}/subscriptions/{name}`, when sent: what `messageID` is unique within, as a
+    /// subscription reads one topic. At most `maxSubscriptionLength` bytes of printable ASCII without spaces.
     public let subscription: String?
     /// The message's `data`, base64-decoded; empty when the message had none.
     public let data: Data
@@ -53,6 +60,9 @@ public struct PubSubPush: Sendable {
         } else {
             publishTime = nil
         }
+        if let subscription = envelope.subscription {
+            try Self.checkSubscription(subscription)
+        }
         messageID = id
         subscription = envelope.subscription
         data = try Self.base64(message.data ?? "")
@@ -62,6 +72,18 @@ public struct PubSubPush: Sendable {
     public func developerNotification() throws(GoogleNotificationError) -> DeveloperNotification {
         guard !data.isEmpty else { throw GoogleNotificationError(.invalidData, "message.data is missing or empty") }
         return try DeveloperNotification(json: data)
+    }
+
+    /// A subscription name as Pub/Sub forms them; a longer or unprintable one is not Pub/Sub's, and accepted it
+    /// would fail its receipt (or, with spaces, blur `ReceiptScope`'s forms).
+    private static func checkSubscription(_ subscription: String) throws(GoogleNotificationError) {
+        guard subscription.utf8.count <= maxSubscriptionLength else {
+            throw GoogleNotificationError(.invalidEnvelope, "subscription is \(subscription.utf8.count) bytes, longer than "
+                                          + "the \(maxSubscriptionLength) a Pub/Sub subscription name can be")
+        }
+        guard subscription.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw GoogleNotificationError(.invalidEnvelope, "subscription is not printable ASCII without spaces")
+        }
     }
 
     /// The value of a field Pub/Sub may spell two ways; both present must agree.

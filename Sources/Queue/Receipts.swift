@@ -4,8 +4,13 @@ import Postgres
 /// Seven-day dedup of store notifications (Apple `notificationUUID`, Pub/Sub `messageId`).
 ///
 /// A receipt is written in the same transaction as the notification's effects and its job's completion,
-/// so "processed" and "has a receipt" can never disagree. The unique key (store, message id) makes a
+/// so "processed" and "has a receipt" can never disagree. The unique key (store, scope, message id) makes a
 /// concurrent second delivery wait for the first and then see it as a duplicate.
+///
+/// The scope is whatever the store's guarantee of uniqueness is relative to: a Pub/Sub `messageId` is unique
+/// only within its topic, so two tenants' pushes may share one and must not be taken for each other; an
+/// Apple `notificationUUID` is unique everywhere and needs none (''). Callers pass it every time, so no
+/// reader can forget it and match another tenant's receipt.
 public enum Receipts {
     /// How long a message id is remembered. Apple retries for about 3 days, Pub/Sub up to its 7-day retention.
     public static let window: Duration = .seconds(7 * 24 * 3600)
@@ -17,16 +22,17 @@ public enum Receipts {
     }
 
     /// The receipt for a message seen within the window, if any: a cheap check before doing any work.
-    public static func lookup(store: String, messageID: String, on connection: isolated PostgresConnection) throws -> Receipt? {
-        try connection.query(looking(store: store, messageID: messageID))
+    public static func lookup(store: String, scope: String, messageID: String,
+                              on connection: isolated PostgresConnection) throws -> Receipt? {
+        try connection.query(looking(store: store, scope: scope, messageID: messageID))
     }
 
     /// `lookup` as a query, to send with others in one round trip.
-    public static func looking(store: String, messageID: String) -> PostgresQuery<Receipt?> {
+    public static func looking(store: String, scope: String, messageID: String) -> PostgresQuery<Receipt?> {
         PostgresQuery("""
             SELECT received_at, processed_at, outcome FROM notification_receipts
-            WHERE store = $1 AND message_id = $2 AND received_at > now() - $3 * interval '1 millisecond'
-            """, [store, messageID, window.milliseconds]) { rows in
+            WHERE store = $1 AND scope = $2 AND message_id = $3 AND received_at > now() - $4 * interval '1 millisecond'
+            """, [store, scope, messageID, window.milliseconds]) { rows in
             try rows.first.map {
                 Receipt(receivedAt: try $0.decode(0), processedAt: try $0.decodeOptional(1), outcome: try $0.decodeOptional(2))
             }
@@ -35,14 +41,14 @@ public enum Receipts {
 
     /// Records that the message was processed with `outcome`; returns false (and writes nothing) when it
     /// had already been recorded — the caller then must not apply its effects.
-    public static func record(store: String, messageID: String, receivedAt: Date, jobID: Int64?, outcome: String,
-                              on connection: isolated PostgresConnection) throws -> Bool {
+    public static func record(store: String, scope: String, messageID: String, receivedAt: Date, jobID: Int64?,
+                              outcome: String, on connection: isolated PostgresConnection) throws -> Bool {
         let rows = try connection.query("""
-            INSERT INTO notification_receipts (store, message_id, received_at, processed_at, outcome, job_id)
-            VALUES ($1, $2, $3, now(), $4, $5)
-            ON CONFLICT (store, message_id) DO NOTHING
+            INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome, job_id)
+            VALUES ($1, $2, $3, $4, now(), $5, $6)
+            ON CONFLICT (store, scope, message_id) DO NOTHING
             RETURNING 1
-            """, [store, messageID, receivedAt, outcome, jobID])
+            """, [store, scope, messageID, receivedAt, outcome, jobID])
         return !rows.isEmpty
     }
 

@@ -10,6 +10,8 @@ struct Receipt: Sendable {
     typealias Effects = @Sendable (isolated PostgresConnection) throws -> Void
 
     let store: String
+    /// What `messageID` is unique within (see `ReceiptScope`).
+    let scope: String
     let messageID: String
     let receivedAt: Date
     let jobID: Int64
@@ -20,8 +22,8 @@ struct Receipt: Sendable {
     /// `serialKey` names what `effects` lock (see `JobResult.serialKey`).
     func complete(_ outcome: String, serialKey: String? = nil, then effects: Effects? = nil) -> JobResult {
         .done(outcome, writes: { db in
-            guard try Receipts.record(store: store, messageID: messageID, receivedAt: receivedAt, jobID: jobID,
-                                      outcome: outcome, on: db) else { return OutcomeOverride("duplicate") }
+            guard try Receipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,
+                                      jobID: jobID, outcome: outcome, on: db) else { return OutcomeOverride("duplicate") }
             try effects?(db)
             return nil
         }, serialKey: serialKey)

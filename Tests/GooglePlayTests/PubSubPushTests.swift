@@ -75,6 +75,16 @@ struct PubSubPushTests {
         ("a message id longer than its receipt can keep", push(["messageId": String(repeating: "1", count: 201), "data": data]),
          .invalidEnvelope, "messageId is 201 bytes, longer than the 200"),
         ("contradictory message ids", push(["messageId": "1", "message_id": "2", "data": data]), .invalidEnvelope, "disagree"),
+        ("a subscription longer than a subscription name",
+         push(["messageId": "1", "data": data], subscription: "projects/p/subscriptions/" + String(repeating: "s", count: 376)),
+         .invalidEnvelope, "subscription is 401 bytes, longer than the 400"),
+        ("a subscription with a control character", push(["messageId": "1", "data": data],
+                                                         subscription: "projects/p/subscriptions/play\u{1B}[2J"),
+         .invalidEnvelope, "subscription is not printable ASCII"),
+        ("a subscription with a space", push(["messageId": "1", "data": data], subscription: "projects/p/subscriptions/a b"),
+         .invalidEnvelope, "subscription is not printable ASCII without spaces"),
+        ("a subscription that is not ASCII", push(["messageId": "1", "data": data], subscription: "projects/p/subscriptions/é"),
+         .invalidEnvelope, "subscription is not printable ASCII"),
         ("contradictory publish times", push(["messageId": "1", "publishTime": "2019-11-14T03:58:43Z",
                                               "publish_time": "2019-11-14T03:58:44Z", "data": data]), .invalidEnvelope, "disagree"),
         ("a publish time that is not RFC 3339", push(["messageId": "1", "publishTime": "yesterday", "data": data]),
@@ -96,6 +106,18 @@ struct PubSubPushTests {
         let id = String(repeating: "1", count: PubSubPush.maxMessageIDLength)
         #expect(PubSubPush.maxMessageIDLength == 200, "notification_receipts.message_id holds 200 characters")
         #expect(try PubSubPush(body: push(["messageId": id, "data": data])).messageID == id)
+    }
+
+    @Test("the longest subscription name Pub/Sub forms is read, and one that is longer still up to the bound")
+    func longestSubscription() throws {
+        let longest = "projects/" + String(repeating: "p", count: 30) + "/subscriptions/" + String(repeating: "s", count: 255)
+        let domainScoped = "projects/example.com:p/subscriptions/"
+        let atBound = domainScoped + String(repeating: "s", count: PubSubPush.maxSubscriptionLength - domainScoped.utf8.count)
+        #expect(longest.utf8.count == 309 && atBound.utf8.count == PubSubPush.maxSubscriptionLength)
+        for subscription in [longest, atBound] {
+            #expect(try PubSubPush(body: push(["messageId": "1", "data": data], subscription: subscription)).subscription
+                    == subscription)
+        }
     }
 
     @Test("a message without data is an envelope, but carries no notification")

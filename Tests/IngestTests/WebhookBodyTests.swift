@@ -33,6 +33,10 @@ import Testing
          "message.messageId is 201 bytes"),
         (.googlePlay, #"{"message":{"data":"e30=","messageId":"1 2"},"subscription":"s"}"#,
          "message.messageId is not printable ASCII"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"1"},"subscription":"projects/p/subscriptions/a\u0007"}"#,
+         "subscription is not printable ASCII"),
+        (.googlePlay, #"{"message":{"data":"e30=","messageId":"1"},"subscription":"\#(String(repeating: "s", count: 401))"}"#,
+         "subscription is 401 bytes"),
         (.googlePlay, #"{"message":{"data":"not base64!","messageId":"1"},"subscription":"s"}"#, "message.data"),
         (.googlePlay, #"{"message":{"data":"e30=","messageId":"1","message_id":"2"},"subscription":"s"}"#, "message"),
     ])

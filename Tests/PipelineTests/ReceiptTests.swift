@@ -16,16 +16,19 @@ import Worker
     /// `Receipt` with one effect row. The payload names the delivery.
     struct DeliveryHandler: JobHandler {
         let store: String
+        let scope: String
         let checked: Counter
         let gates: [String: Gate]
 
         func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-            if try await context.pool.query(Receipts.looking(store: store, messageID: ReceiptTests.messageID)) != nil {
+            let seen = Receipts.looking(store: store, scope: scope, messageID: ReceiptTests.messageID)
+            if try await context.pool.query(seen) != nil {
                 return .done("duplicate")
             }
             checked.increment()
             await gates[job.payload]?.wait()
-            let receipt = Receipt(store: store, messageID: ReceiptTests.messageID, receivedAt: Date(), jobID: job.id)
+            let receipt = Receipt(store: store, scope: scope, messageID: ReceiptTests.messageID, receivedAt: Date(),
+                                  jobID: job.id)
             let (id, attempt) = (job.id, job.attempt)
             return receipt.complete("mirrored") { db in
                 try db.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, 'effect')", [id, attempt])
@@ -52,8 +55,12 @@ import Worker
         }
     }
 
-    @Test(arguments: ["apple", "google"])
-    func theDeliveryThatCommitsSecondCompletesAsADuplicateAndWritesNothing(store: String) async throws {
+    @Test(arguments: [
+        ("apple", ReceiptScope.apple),
+        ("google", ReceiptScope.google(accountID: 1, subscription: "projects/p/subscriptions/play-rtdn",
+                                       packageName: "com.example")),
+    ])
+    func theDeliveryThatCommitsSecondCompletesAsADuplicateAndWritesNothing(store: String, scope: String) async throws {
         try await TestDatabase.with { database in
             try await TestHandlers.createEffectsTable(database.pool)
             let queue = JobQueue(pool: database.pool)
@@ -64,7 +71,7 @@ import Worker
             let checked = Counter()
             let observer = FinishedJobs()
             var registry = HandlerRegistry()
-            registry.register("test.delivery", DeliveryHandler(store: store, checked: checked, gates: gates))
+            registry.register("test.delivery", DeliveryHandler(store: store, scope: scope, checked: checked, gates: gates))
             var configuration = WorkerConfiguration()
             configuration.concurrency = 4
             configuration.pollInterval = .milliseconds(50)
@@ -85,8 +92,8 @@ import Worker
                 .map { try $0.decode(0, as: Int64.self) }
             #expect(effects == [secondID])
             let receipts = try await database.pool.query(
-                "SELECT job_id, outcome FROM notification_receipts WHERE store = $1 AND message_id = $2",
-                [store, Self.messageID])
+                "SELECT job_id, outcome FROM notification_receipts WHERE store = $1 AND scope = $2 AND message_id = $3",
+                [store, scope, Self.messageID])
             #expect(receipts.count == 1)
             #expect(try receipts.first?.decode(0, as: Int64.self) == secondID)
             #expect(try receipts.first?.decode(1, as: String.self) == "mirrored")

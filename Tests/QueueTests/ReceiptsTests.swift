@@ -4,26 +4,88 @@ import Queue
 import TestSupport
 import Testing
 
-/// Seven-day notification dedup: a message id is processed once, and old receipts are purged in batches.
+/// Seven-day notification dedup: a message id is processed once within its store and scope, and old receipts
+/// are purged in batches.
 @Suite struct ReceiptsTests {
+    /// One delivery's receipt key.
+    struct Key: Sendable, Hashable {
+        let store: String
+        let scope: String
+        let messageID: String
+    }
+
+    /// Deliveries recorded in order, and which of them record a receipt (the others are duplicates).
+    struct Deliveries: Sendable, CustomTestStringConvertible {
+        let name: String
+        let keys: [Key]
+        let recorded: [Bool]
+        var testDescription: String { name }
+    }
+
+    static let tenantA = "17 projects/tenant-a/subscriptions/play-rtdn"
+    static let tenantB = "42 projects/tenant-b/subscriptions/play-rtdn"
+    static let uuid = "2b7e1f0a-9c8d-4e6f-8a1b-3c5d7e9f0a1b"
+
+    @Test(arguments: [
+        Deliveries(name: "one Pub/Sub messageId under two tenants' subscriptions is two notifications",
+                   keys: [Key(store: "google", scope: tenantA, messageID: "1000000000000001"),
+                          Key(store: "google", scope: tenantB, messageID: "1000000000000001")],
+                   recorded: [true, true]),
+        Deliveries(name: "a redelivery under the same subscription is a duplicate",
+                   keys: [Key(store: "google", scope: tenantA, messageID: "1000000000000001"),
+                          Key(store: "google", scope: tenantB, messageID: "1000000000000001"),
+                          Key(store: "google", scope: tenantA, messageID: "1000000000000001")],
+                   recorded: [true, true, false]),
+        Deliveries(name: "an Apple notification delivered twice is a duplicate, unscoped",
+                   keys: [Key(store: "apple", scope: "", messageID: uuid), Key(store: "apple", scope: "", messageID: uuid)],
+                   recorded: [true, false]),
+        Deliveries(name: "an Apple and a Google notification sharing an id are two notifications",
+                   keys: [Key(store: "apple", scope: "", messageID: uuid), Key(store: "google", scope: tenantA, messageID: uuid)],
+                   recorded: [true, true]),
+    ])
+    func aMessageIsRecordedOncePerStoreAndScope(_ deliveries: Deliveries) async throws {
+        try await TestDatabase.with { database in
+            var recorded: [Bool] = []
+            for (index, key) in deliveries.keys.enumerated() {
+                recorded.append(try await database.pool.transaction { connection in
+                    try Receipts.record(store: key.store, scope: key.scope, messageID: key.messageID, receivedAt: Date(),
+                                        jobID: Int64(index), outcome: "delivery \(index)", on: connection)
+                })
+            }
+            #expect(recorded == deliveries.recorded)
+            // Each key's receipt is its first delivery's; a scope nothing was recorded under has none.
+            for (index, key) in deliveries.keys.enumerated() where deliveries.keys.firstIndex(of: key) == index {
+                let receipt = try await database.pool.transaction { connection in
+                    try Receipts.lookup(store: key.store, scope: key.scope, messageID: key.messageID, on: connection)
+                }
+                #expect(receipt?.outcome == "delivery \(index)", "\(key)")
+                let elsewhere = try await database.pool.transaction { connection in
+                    try Receipts.lookup(store: key.store, scope: key.scope + " elsewhere", messageID: key.messageID,
+                                        on: connection)
+                }
+                #expect(elsewhere == nil, "\(key)")
+            }
+        }
+    }
+
     @Test func secondRecordOfAMessageIsRefused() async throws {
         try await TestDatabase.with { database in
             let received = Date().addingTimeInterval(-5)
             let first = try await database.pool.transaction { connection in
-                try Receipts.record(store: "apple", messageID: "uuid-1", receivedAt: received, jobID: 7, outcome: "applied",
-                                    on: connection)
+                try Receipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: received, jobID: 7,
+                                    outcome: "applied", on: connection)
             }
             let second = try await database.pool.transaction { connection in
-                try Receipts.record(store: "apple", messageID: "uuid-1", receivedAt: Date(), jobID: 8, outcome: "applied",
-                                    on: connection)
+                try Receipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 8,
+                                    outcome: "applied", on: connection)
             }
             let otherStore = try await database.pool.transaction { connection in
-                try Receipts.record(store: "google", messageID: "uuid-1", receivedAt: Date(), jobID: 9, outcome: "applied",
-                                    on: connection)
+                try Receipts.record(store: "google", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 9,
+                                    outcome: "applied", on: connection)
             }
             #expect(first && !second && otherStore)
             let receipt = try await database.pool.transaction { connection in
-                try Receipts.lookup(store: "apple", messageID: "uuid-1", on: connection)
+                try Receipts.lookup(store: "apple", scope: "", messageID: "uuid-1", on: connection)
             }
             #expect(receipt?.outcome == "applied")
             #expect(abs((receipt?.receivedAt.timeIntervalSince(received) ?? 99)) < 0.001)
@@ -44,7 +106,7 @@ import Testing
             let left = try await database.pool.query("SELECT count(*) FROM notification_receipts")[0].decode(0, as: Int.self)
             #expect(left == 3)
             let expired = try await database.pool.transaction { connection in
-                try Receipts.lookup(store: "apple", messageID: "old-1", on: connection)
+                try Receipts.lookup(store: "apple", scope: "", messageID: "old-1", on: connection)
             }
             #expect(expired == nil)
         }

@@ -81,7 +81,7 @@ read -r lo hi < <(psql -X -At -F' ' "$URL" -c \
   echo "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT $BATCH FOR UPDATE SKIP LOCKED) RETURNING octet_length(raw);"
   for i in $(seq $BATCH); do
     echo "\\set p$i :lo + (:client_id * $BATCH + $i) % (:hi - :lo + 1)"
-    echo "INSERT INTO notification_receipts (store, message_id, received_at, processed_at, outcome, job_id) VALUES ('apple', gen_random_uuid()::text, now(), now(), 'mirrored', 1);"
+    echo "INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome, job_id) VALUES ('apple', '', gen_random_uuid()::text, now(), now(), 'mirrored', 1);"
     echo "UPDATE store_purchases SET expires_at = now() + interval '1 month', period_start = now(), snapshot = (SELECT snapshot FROM limits_snapshot), as_of = now(), updated_at = now() WHERE id = :p$i;"
     echo "UPDATE customer_subscriptions SET current_period_start = now(), current_period_end = now() + interval '1 month', expires_at = now() + interval '1 month', updated_at = now() WHERE purchase_id = :p$i;"
     echo "WITH i AS (INSERT INTO invoices (purchase_id, store, store_transaction_id, store_product_id, amount_minor, currency, description, period_start, period_end, issued_at) VALUES (:p$i, 'apple', gen_random_uuid()::text, 'limits.monthly', 999, 'USD', 'renewal', now(), now() + interval '1 month', now()) RETURNING id, store_transaction_id) INSERT INTO payments (invoice_id, store, store_transaction_id, amount_minor, currency, paid_at) SELECT id, 'apple', store_transaction_id, 999, 'USD', now() FROM i;"

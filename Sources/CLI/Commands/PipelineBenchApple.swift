@@ -3,6 +3,7 @@ import Foundation
 import Mirror
 import Simulator
 import StoreModel
+import Sync
 
 /// `bench pipeline --store apple`: the local App Store posts signed notifications to `/webhook/apple`; each
 /// one makes the worker re-fetch the lineage's statuses and history.
@@ -46,6 +47,8 @@ struct ApplePipelineBenchStore: PipelineBenchStore {
     }
 
     var basePlanID: String? { nil }
+
+    func receiptScope(accountID: Int64) -> String { ReceiptScope.apple }
 
     func purchase(token: UUID) async throws -> (lineage: String, delivery: PipelineDelivery) {
         // Apple prices are in milliunits: 9.99 USD.

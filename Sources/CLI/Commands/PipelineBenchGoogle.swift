@@ -3,6 +3,7 @@ import Foundation
 import Mirror
 import Simulator
 import StoreModel
+import Sync
 
 /// `bench pipeline --store google`: the local Play Store pushes Pub/Sub messages (with their OIDC tokens) to
 /// `/webhook/google-play`; each one makes the worker re-fetch the purchase from the Play Developer API, and a
@@ -19,6 +20,8 @@ struct GooglePipelineBenchStore: PipelineBenchStore {
     let play: PlaySimulator
     let serviceAccountKey: PrivateKey
     let audience: String
+    /// The Pub/Sub subscription the simulator's pushes name.
+    let subscription: String
 
     static func start(webhookURL: String, host: String) async throws -> GooglePipelineBenchStore {
         let key = try PrivateKey.generate(.rsa(bits: 2048))
@@ -29,12 +32,13 @@ struct GooglePipelineBenchStore: PipelineBenchStore {
         var configuration = PlaySimulatorConfiguration(
             apps: [app], serviceAccount: SimulatedServiceAccount(clientEmail: clientEmail, publicKey: key.publicKey))
         let audience = "https://\(host)\(webhookPath)"
-        configuration.push = PlayPushTarget(url: webhookURL, audience: audience, serviceAccountEmail: pushAccount, host: host)
+        let target = PlayPushTarget(url: webhookURL, audience: audience, serviceAccountEmail: pushAccount, host: host)
+        configuration.push = target
         // One delivery each, as the App Store simulator makes: a refused push counts as refused instead of
         // coming back in the background while the run is measured.
         configuration.pushRetry = PushRetryPolicy(minimumBackoff: .zero, maximumBackoff: .zero, maxAttempts: 1)
         return GooglePipelineBenchStore(play: try PlaySimulator(configuration: configuration), serviceAccountKey: key,
-                                        audience: audience)
+                                        audience: audience, subscription: target.subscription)
     }
 
     func stop() async { await play.stop() }
@@ -56,6 +60,10 @@ struct GooglePipelineBenchStore: PipelineBenchStore {
     }
 
     var basePlanID: String? { Self.basePlan }
+
+    func receiptScope(accountID: Int64) -> String {
+        ReceiptScope.google(accountID: accountID, subscription: subscription, packageName: Self.packageName)
+    }
 
     func purchase(token: UUID) async throws -> (lineage: String, delivery: PipelineDelivery) {
         let bought = try await play.purchase(productId: PipelineBenchmark.productID, basePlanId: Self.basePlan, price: 999,

@@ -21,6 +21,9 @@ protocol PipelineBenchStore: Sendable {
     func connection(accountID: Int64) throws -> Catalog.NewConnection
     /// The base plan the product is mapped with, when the store has them.
     var basePlanID: String? { get }
+    /// The `notification_receipts.scope` the worker files this run's notifications under (`ReceiptScope`):
+    /// their message ids are unique only within it, and an earlier run's may repeat them.
+    func receiptScope(accountID: Int64) -> String
     /// Buys `PipelineBenchmark.productID` for the customer whose account token is `token`; returns the
     /// lineage later renewals name and how ingest answered the notification.
     func purchase(token: UUID) async throws -> (lineage: String, delivery: PipelineDelivery)

@@ -202,6 +202,8 @@ enum PipelineBenchmark {
         let connectionID: Int64
         /// One issued account token per subscription, so every purchase links to a customer.
         let tokens: [UUID]
+        /// Where the run's receipts are filed (`PipelineBenchStore.receiptScope`).
+        let receiptScope: String
 
         /// The parameters of `runsJobs`.
         var jobKeys: [any PostgresEncodable] { [String(accountID), String(connectionID)] }
@@ -233,7 +235,8 @@ enum PipelineBenchmark {
                 }
             }
         }
-        return Seeded(accountID: accountID, connectionID: connectionID, tokens: tokens)
+        return Seeded(accountID: accountID, connectionID: connectionID, tokens: tokens,
+                      receiptScope: store.receiptScope(accountID: accountID))
     }
 
     // MARK: Measured run
@@ -308,8 +311,8 @@ enum PipelineBenchmark {
                    coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0), coalesce(max(ms), 0)
             FROM (SELECT outcome, extract(epoch FROM processed_at - received_at)::float8 * 1000 AS ms
                   FROM notification_receipts
-                  WHERE store = $2 AND message_id IN (SELECT jsonb_array_elements_text($1::jsonb))) r
-            """, [messageIDs, settings.store.name])[0]
+                  WHERE store = $2 AND scope = $3 AND message_id IN (SELECT jsonb_array_elements_text($1::jsonb))) r
+            """, [messageIDs, settings.store.name, run.seeded.receiptScope])[0]
         let deadLetters = try await pool.query("SELECT count(*) FROM dead_letters WHERE \(runsJobs)",
                                                run.seeded.jobKeys)[0].decode(0, as: Int.self)
         let left = try await countLeft(run.seeded, pool: pool)

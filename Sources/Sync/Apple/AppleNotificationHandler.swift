@@ -51,7 +51,8 @@ struct AppleNotificationHandler: JobHandler {
                                                         "connection": .int(Int(connection.id))])
 
         if try await reads.alreadyProcessed(uuid, pool: context.pool) { return .done("duplicate") }
-        let receipt = Receipt(store: "apple", messageID: uuid, receivedAt: envelope.receivedAt, jobID: job.id)
+        let receipt = Receipt(store: "apple", scope: ReceiptScope.apple, messageID: uuid, receivedAt: envelope.receivedAt,
+                              jobID: job.id)
 
         if routing.environment?.rawValue != connection.environment.rawValue {
             return receipt.complete("skipped: environment mismatch")

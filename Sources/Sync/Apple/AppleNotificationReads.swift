@@ -18,7 +18,7 @@ struct AppleNotificationReads: Sendable {
         let (connections, receipt, revisions) = try await pool.run { db in
             try db.query(
                 StoreConnections.finding(accountID: accountID, store: .apple, appIdentifier: claims.bundleID),
-                Receipts.looking(store: "apple", messageID: claims.notificationUUID ?? ""),
+                Receipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: claims.notificationUUID ?? ""),
                 PostgresQuery("""
                     SELECT p.connection_id, p.history_revision FROM store_purchases p
                     JOIN store_connections c ON c.id = p.connection_id
@@ -34,7 +34,7 @@ struct AppleNotificationReads: Sendable {
     /// Whether `uuid` was processed within the dedup window.
     func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
         if uuid == claims.notificationUUID { return seen }
-        return try await pool.query(Receipts.looking(store: "apple", messageID: uuid)) != nil
+        return try await pool.query(Receipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: uuid)) != nil
     }
 
     /// The history revision stored for `lineage` on `connectionID`, if any.

@@ -7,7 +7,8 @@ import Queue
 import StoreModel
 import Worker
 
-/// The `google.notification` job: authenticate the Pub/Sub push → dedup on `messageId` → re-fetch the
+/// The `google.notification` job: authenticate the Pub/Sub push → dedup on `messageId` within the push's
+/// subscription (`ReceiptScope.google`: Pub/Sub ids are unique only per topic) → re-fetch the
 /// purchase from the Play Developer API → mirror, with the receipt and the job's completion in one
 /// transaction. The notification only says *that* a purchase changed.
 struct GoogleNotificationHandler: JobHandler {
@@ -27,11 +28,13 @@ struct GoogleNotificationHandler: JobHandler {
             throw JobFailure.permanent("not a Play developer notification push: \(error)")
         }
         let messageID = push.messageID
+        let scope = ReceiptScope.google(accountID: envelope.accountID, subscription: push.subscription,
+                                        packageName: notification.packageName)
         // The receipt is read with the connections, in one round trip; it counts only once the push is authenticated.
         let (connections, seen) = try await context.pool.run { db in
             try db.query(StoreConnections.finding(accountID: envelope.accountID, store: .google,
                                                   appIdentifier: notification.packageName),
-                         Receipts.looking(store: "google", messageID: messageID))
+                         Receipts.looking(store: "google", scope: scope, messageID: messageID))
         }
         guard let primary = connections.first(where: { $0.environment == .production }) ?? connections.first else {
             throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
@@ -41,7 +44,8 @@ struct GoogleNotificationHandler: JobHandler {
         try await authenticate(envelope, with: tools, previousError: job.lastError)
 
         if seen != nil { return .done("duplicate") }
-        let receipt = Receipt(store: "google", messageID: messageID, receivedAt: envelope.receivedAt, jobID: job.id)
+        let receipt = Receipt(store: "google", scope: scope, messageID: messageID, receivedAt: envelope.receivedAt,
+                              jobID: job.id)
 
         let token: String
         let voided: [VoidedOrder]
