@@ -33,5 +33,6 @@ extension Migration {
         Migration(version: 7, name: "purchase_updates", bytes: PackageResources.V0007__purchase_updates_sql),
         Migration(version: 8, name: "token_acknowledgements", bytes: PackageResources.V0008__token_acknowledgements_sql),
         Migration(version: 9, name: "receipt_scope", bytes: PackageResources.V0009__receipt_scope_sql),
+        Migration(version: 10, name: "lease_by_priority", bytes: PackageResources.V0010__lease_by_priority_sql),
     ]
 }

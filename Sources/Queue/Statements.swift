@@ -4,16 +4,12 @@ enum Statements {
         SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
         """
 
-    /// The first CTE is an optimisation fence: it locks exactly LIMIT rows before the UPDATE touches any
-    /// (without it the planner may update more rows than asked, Oban's `attempt > max_attempts` bug).
-    /// Jobs come back in lease order, so slots start the most urgent first.
+    /// The first CTE locks exactly LIMIT due jobs, highest priority first, before the UPDATE touches any
+    /// (an optimisation fence: without it the planner may update more rows than asked, Oban's
+    /// `attempt > max_attempts` bug). `storesync_due_jobs` (V0010) reads only due jobs however many wait for
+    /// later, such as a day of spread resyncs. Jobs come back in lease order, so slots start the most urgent first.
     static let lease = """
-        WITH picked AS (
-            SELECT id FROM jobs
-            WHERE run_at <= now() AND (lease_deadline IS NULL OR lease_deadline <= now())
-            ORDER BY priority DESC, run_at, id
-            LIMIT $2
-            FOR UPDATE SKIP LOCKED),
+        WITH picked AS (SELECT id FROM storesync_due_jobs($2) AS id),
         leased AS (
             UPDATE jobs j
             SET attempt = j.attempt + 1,

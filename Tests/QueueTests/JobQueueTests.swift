@@ -78,6 +78,29 @@ import Testing
         }
     }
 
+    /// The lease walks the priorities present, highest first, and stops once it holds its limit — part-way
+    /// through a priority when it must — while jobs in flight and jobs not yet due are passed over.
+    @Test func aLeaseFillsItsLimitAcrossPrioritiesInOrder() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            let past = Date().addingTimeInterval(-60)
+            var ids: [String: Int64] = [:]
+            for (name, priority, age) in [("u1", 10, 2.0), ("u2", 10, 1.0), ("n1", 0, 3.0), ("n2", 0, 2.0), ("n3", 0, 1.0),
+                                          ("l1", -10, 2.0), ("l2", -10, 1.0)] {
+                ids[name] = try await queue.enqueue(NewJob(kind: "k", priority: Int16(priority),
+                                                           runAt: past.addingTimeInterval(-age)))
+            }
+            for offset in 1...50 {
+                _ = try await queue.enqueue(NewJob(kind: "k", priority: 5, runAt: Date().addingTimeInterval(Double(offset) * 60)))
+            }
+            let first = try await lease(database, owner: "a", limit: 4)
+            #expect(first.map(\.id) == ["u1", "u2", "n1", "n2"].compactMap { ids[$0] })
+            let second = try await lease(database, owner: "b", limit: 10)
+            #expect(second.map(\.id) == ["n3", "l1", "l2"].compactMap { ids[$0] })
+            #expect(try await lease(database, owner: "c", limit: 10).isEmpty)
+        }
+    }
+
     @Test func concurrentLeasesNeverShareAJob() async throws {
         try await TestDatabase.with(poolSize: 2) { database in
             try await database.pool.query("INSERT INTO jobs (kind) SELECT 'k' FROM generate_series(1, 2000)")

@@ -3,13 +3,14 @@ import Migrations
 import Postgres
 import Queue
 import Synchronization
+import Sync
 import Worker
 
 struct BenchCommand: Command {
     static let name = "bench"
     static let summary = "measure throughput (queue drain); prints one JSON line"
     static let usage = """
-        usage: storesync bench queue --jobs N [--slots S] [--flushers F] [--repeat R]
+        usage: storesync bench queue --jobs N [--slots S] [--flushers F] [--repeat R] [--scheduled D]
                storesync bench verify [--seconds S]
                storesync bench ingest [--requests N] [--connections C]
                storesync bench pipeline --store apple|google --notifications N --store-latency-ms L [--concurrency C]
@@ -19,8 +20,10 @@ struct BenchCommand: Command {
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
                 (default 3). Prints the median jobs_per_sec = N / (last completion − first lease), and each
-                run's lease-to-commit latency p50/p99. Needs an empty queue: use a throwaway database
-                (../shared/bench/queue-peers.sh makes one).
+                run's lease-to-commit latency p50/p99. With --scheduled, D more jobs wait meanwhile, due
+                only tomorrow at the resyncs' low priority, as a day of spread resyncs does (default 0); the
+                drain must pass them over, and they are deleted after each run. Needs an empty queue: use a
+                throwaway database (../shared/bench/queue-peers.sh makes one).
         verify  Verifications per second on one core, each for S seconds (default 3): Apple notifications
                 (signed like the App Store's, nested JWS included) with a warm chain cache and with the cache
                 disabled, and Pub/Sub push tokens (RS256) with Google's keys cached.
@@ -66,12 +69,13 @@ struct BenchCommand: Command {
         let slots = try Parse.int(try arguments.option("--slots") ?? "256", "--slots", range: 1...10_000)
         let flushers = try Parse.int(try arguments.option("--flushers") ?? "2", "--flushers", range: 1...16)
         let repeats = try Parse.int(try arguments.option("--repeat") ?? "3", "--repeat", range: 1...20)
+        let scheduled = try Parse.int(try arguments.option("--scheduled") ?? "0", "--scheduled", range: 0...10_000_000)
         try arguments.finish()
         let runs = try await environment.withPool(size: flushers + 2) { pool in
             var runs: [Output.Value] = []
             for _ in 0..<repeats {
-                runs.append(try await drainQueue(pool: pool, jobs: jobs, slots: slots, flushers: flushers,
-                                                 listenURL: try environment.databaseURL()))
+                runs.append(try await drainQueue(pool: pool, jobs: jobs, scheduled: scheduled, slots: slots,
+                                                 flushers: flushers, listenURL: try environment.databaseURL()))
             }
             return runs
         }
@@ -84,7 +88,8 @@ struct BenchCommand: Command {
             ("benchmark", .string("queue")),
             ("jobs_per_sec", .double(rates[rates.count / 2])),
             ("min", .double(rates.first ?? 0)), ("max", .double(rates.last ?? 0)),
-            ("jobs", .int(jobs)), ("slots", .int(slots)), ("completion_flushers", .int(flushers)),
+            ("jobs", .int(jobs)), ("scheduled", .int(scheduled)), ("slots", .int(slots)),
+            ("completion_flushers", .int(flushers)),
             ("runs", .array(runs)),
         ]).text)
         return 0
@@ -92,8 +97,8 @@ struct BenchCommand: Command {
 
     static let noopKind = "bench.noop"
 
-    private static func drainQueue(pool: PostgresPool, jobs: Int, slots: Int, flushers: Int, listenURL: String)
-        async throws -> Output.Value
+    private static func drainQueue(pool: PostgresPool, jobs: Int, scheduled: Int, slots: Int, flushers: Int,
+                                   listenURL: String) async throws -> Output.Value
     {
         try await pool.withConnection { try await Migrator().requireCurrent($0) }
         let pending = try await pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self)
@@ -101,6 +106,10 @@ struct BenchCommand: Command {
             throw UsageError("bench queue needs an empty queue, found \(pending) jobs: use a throwaway database")
         }
         try await pool.query("INSERT INTO jobs (kind) SELECT $1 FROM generate_series(1, $2)", [noopKind, jobs])
+        try await pool.query("""
+            INSERT INTO jobs (kind, priority, run_at)
+            SELECT $1, $2, now() + interval '1 day' + g * interval '10 ms' FROM generate_series(1, $3) g
+            """, [noopKind, Int(ResyncPlanner.priority), scheduled])
         try await pool.query("VACUUM ANALYZE jobs")
         _ = try? await pool.query("CHECKPOINT")
         let synchronousCommit = try await pool.query("SHOW synchronous_commit")[0].decode(0, as: String.self)
@@ -117,7 +126,8 @@ struct BenchCommand: Command {
         let started = ContinuousClock.now
         await worker.run()
         let summary = recorder.summary()
-        let left = try await pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self)
+        let left = try await pool.query("SELECT count(*) FROM jobs WHERE run_at <= now()")[0].decode(0, as: Int.self)
+        try await pool.query("DELETE FROM jobs")
         return .object([
             ("jobs_per_sec", .double((Double(summary.completed) / summary.wall.seconds).rounded())),
             ("completed", .int(summary.completed)), ("left_in_queue", .int(left)),
