@@ -68,30 +68,22 @@ public struct DeadLetters: Sendable {
         try await pool.transaction { connection in
             var results: [Int64: RetryResult] = [:]
             for id in ids where results[id] == nil {
-                // A pending job holding the same unique key wins; the dead letter then stays where it is. One enqueued
-                // by another session between the check and the insert makes the insert fail: the savepoint keeps that
-                // to this id instead of rolling back the whole batch.
-                try connection.query("SAVEPOINT retry_one")
-                let requeued: Bool
-                do {
-                    requeued = try !connection.query("""
-                    WITH dead AS (
-                        DELETE FROM dead_letters d WHERE d.id = $1
-                          AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unique_key = d.unique_key)
-                        RETURNING *)
-                    INSERT INTO jobs (id, kind, payload, raw, headers, priority, max_attempts, unique_key, errors,
-                                      last_error, created_at)
-                    SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key,
-                           errors || jsonb_build_object('at', now(), 'event', 'replayed from dead letters'),
-                           reason, job_created_at
-                    FROM dead
-                    RETURNING id
+                // A pending job holding the same unique key wins, even one another session is enqueueing right now
+                // (the insert waits for it, then skips): the dead letter is deleted only once its job is inserted.
+                let requeued = try !connection.query("""
+                    WITH dead AS (SELECT * FROM dead_letters WHERE id = $1 FOR UPDATE),
+                    requeued AS (
+                        INSERT INTO jobs (id, kind, payload, raw, headers, priority, max_attempts, unique_key, errors,
+                                          last_error, created_at)
+                        SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key,
+                               errors || jsonb_build_object('at', now(), 'event', 'replayed from dead letters'),
+                               reason, job_created_at
+                        FROM dead
+                        ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+                        RETURNING id)
+                    DELETE FROM dead_letters d USING requeued WHERE d.id = requeued.id
+                    RETURNING d.id
                     """, [id]).isEmpty
-                } catch let error as PostgresError where error.code == .uniqueViolation {
-                    try connection.query("ROLLBACK TO SAVEPOINT retry_one")
-                    requeued = false
-                }
-                try connection.query("RELEASE SAVEPOINT retry_one")
                 if requeued {
                     results[id] = .requeued
                     continue
