@@ -6,7 +6,7 @@
 -- storesync_due_jobs walks the priorities present, highest first, one index probe each, and within a priority
 -- reads only the due, unleased jobs in (run_at, id) order, locking them as it goes (FOR UPDATE SKIP LOCKED, so
 -- concurrent leases take different jobs) and stopping once it holds p_limit: a lease reads what it takes, the
--- few jobs in flight, and one probe per priority. Same order and the same jobs as before.
+-- few jobs in flight, and one probe per priority, in the same order as before.
 CREATE FUNCTION storesync_due_jobs(p_limit integer) RETURNS SETOF bigint
 LANGUAGE plpgsql
 SET search_path = pg_catalog, public

@@ -4,13 +4,14 @@ enum Statements {
         SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
         """
 
-    /// The first CTE locks exactly LIMIT due jobs, highest priority first, before the UPDATE touches any
-    /// (an optimisation fence: without it the planner may update more rows than asked, Oban's
-    /// `attempt > max_attempts` bug). `storesync_due_jobs` (V0010) reads only due jobs however many wait for
-    /// later, such as a day of spread resyncs. Jobs come back in lease order, so slots start the most urgent first.
+    /// `storesync_due_jobs` (V0010) locks at most LIMIT due jobs, highest priority first, reading only due jobs
+    /// however many wait for later (a day of spread resyncs), before the UPDATE touches any: an optimisation
+    /// fence, without which the planner may update more rows than asked (Oban's `attempt > max_attempts` bug).
+    /// Its ids come as one array, so the UPDATE finds them by primary key whatever the planner guesses a
+    /// function returns (joined as a table, a guess of 1,000 rows chose a hash join over every job). Jobs come
+    /// back in lease order, so slots start the most urgent first.
     static let lease = """
-        WITH picked AS (SELECT id FROM storesync_due_jobs($2) AS id),
-        leased AS (
+        WITH leased AS (
             UPDATE jobs j
             SET attempt = j.attempt + 1,
                 lease_owner = $1,
@@ -21,8 +22,7 @@ enum Statements {
                 errors = CASE WHEN j.lease_owner IS NULL THEN j.errors
                               ELSE j.errors || jsonb_build_object('attempt', j.attempt, 'at', now(), 'worker', j.lease_owner,
                                                                   'error', 'lease expired before the worker finished') END
-            FROM picked
-            WHERE j.id = picked.id
+            WHERE j.id = ANY (ARRAY(SELECT storesync_due_jobs($2)))
             RETURNING j.id, j.kind, j.payload, j.raw, j.headers, j.priority, j.attempt, j.max_attempts, j.created_at,
                       j.unique_key, j.run_at, j.last_error)
         SELECT id, kind, payload, raw, headers, priority, attempt, max_attempts, created_at, unique_key, last_error
