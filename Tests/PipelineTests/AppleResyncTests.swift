@@ -122,9 +122,24 @@ import Testing
             try await addLivePurchases(pipeline, connection: pipeline.connection, lineages: (0..<100).map { "5000000000\($0)" })
             var settings = ResyncSettings()
             settings.rateShare = 0.00001  // the planner's slowest pace, 0.001 resyncs/s: 100 take 27.8 h
+            let connection = pipeline.connection.id
             #expect(try await fanOut(pipeline, period: "2026-11-29", settings: settings)
-                    == "planned 100 resyncs; spread longer than a day: connection \(pipeline.connection.id) (27 h)")
-            #expect(try await fanOut(pipeline, period: "2026-11-30") == "planned 0 resyncs")
+                    == "planned 100 resyncs; spread longer than a day: connection \(connection) (27 h)")
+            // The first ten finish; the next day queues those ten again, behind the ninety still waiting, never
+            // beside them.
+            try await pipeline.database.pool.query("""
+                DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE kind = 'apple.resync' ORDER BY run_at LIMIT 10)
+                """)
+            let backlogEnd: Date = try await pipeline.database.pool.query(
+                "SELECT max(run_at) FROM jobs WHERE kind = 'apple.resync'")[0].decode(0)
+            #expect(try await fanOut(pipeline, period: "2026-11-30", settings: settings)
+                    == "planned 10 resyncs; spread longer than a day: connection \(connection) (30 h)")
+            let new: [Date] = try await pipeline.database.pool.query(
+                "SELECT run_at FROM jobs WHERE kind = 'apple.resync' AND run_at > $1 ORDER BY run_at", [backlogEnd])
+                .map { try $0.decode(0) }
+            #expect(new.count == 10)
+            #expect(zip(new, new.dropFirst()).allSatisfy { abs($1.timeIntervalSince($0) - 1000) < 0.001 })
+            #expect(abs((new.first ?? .distantPast).timeIntervalSince(backlogEnd) - 1000) < 0.001)
         }
     }
 

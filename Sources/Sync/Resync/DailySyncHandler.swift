@@ -13,7 +13,8 @@ import Worker
 ///
 /// The resyncs' unique keys name the lineage but not the day (`resync:daily:<connection>:<md5(lineage)>`): a
 /// lineage whose resync from an earlier day is still waiting — a spread longer than a day — is not queued a
-/// second time, which would double the connection's rate against the store and grow the backlog every day.
+/// second time, and the day's new resyncs queue behind that backlog rather than beside it, either of which
+/// would double the connection's rate against the store and grow the backlog every day.
 public struct DailySyncHandler: JobHandler {
     public static let kind = "sync.daily"
     public static let schedule = Schedule(name: "daily-sync", period: .daily, jobKind: kind, priority: -5)
@@ -30,12 +31,25 @@ public struct DailySyncHandler: JobHandler {
         var total = 0
         var long: [String] = []
         for connection in connections {
-            let added = try await context.pool.transaction { db -> Int? in
+            let planned = try await context.pool.transaction { db -> (added: Int, hours: Int)? in
                 guard try Self.markPlanned(connectionID: connection.id, day: period, on: db) else { return nil }
-                return try ResyncPlanner.enqueue(connection: connection, batch: Self.batch, reason: "daily",
-                                                 settings: settings, on: db)
+                let pending = "resync:\(Self.batch):\(connection.id):%"
+                // A backlog from earlier days runs first: today's resyncs queue behind it, not beside it, so the
+                // store never sees the connection's rate twice over.
+                let backlogEnd: Date? = try db.query("""
+                    SELECT max(run_at) FROM jobs WHERE unique_key LIKE $1 AND run_at > now()
+                    """, [pending])[0].decodeOptional(0)
+                let spacing = 1 / ResyncPlanner.rate(for: connection, share: settings.rateShare)
+                let added = try ResyncPlanner.enqueue(connection: connection, batch: Self.batch, reason: "daily",
+                                                      start: backlogEnd?.addingTimeInterval(spacing), settings: settings,
+                                                      on: db)
+                let hours: Double = try db.query("""
+                    SELECT coalesce(extract(epoch FROM max(run_at) - now()), 0)::float8 / 3600
+                    FROM jobs WHERE unique_key LIKE $1
+                    """, [pending])[0].decode(0)
+                return (added, Int(hours))
             }
-            guard let added else {
+            guard let (added, hours) = planned else {
                 context.logger.info("daily resync already planned", ["connection": .int(Int(connection.id)),
                                                                      "period": .string(period)])
                 continue
@@ -43,13 +57,13 @@ public struct DailySyncHandler: JobHandler {
             total += added
             context.logger.info("daily resync planned", ["connection": .int(Int(connection.id)), "lineages": .int(added),
                                                          "period": .string(period)])
-            let hours = Int(Double(added) / ResyncPlanner.rate(for: connection, share: settings.rateShare) / 3600)
             if hours >= 24 {
                 long.append("connection \(connection.id) (\(hours) h)")
-                context.logger.warning("daily resync spread is longer than a day: the next days queue only lineages "
-                                       + "whose resync finished; raise STORESYNC_RESYNC_RATE_SHARE or shorten "
-                                       + "STORESYNC_RESYNC_HORIZON", ["connection": .int(Int(connection.id)),
-                                                                      "lineages": .int(added), "hours": .int(hours)])
+                context.logger.warning("daily resyncs are queued for longer than a day: the next days queue only "
+                                       + "lineages whose resync finished, behind the rest; raise "
+                                       + "STORESYNC_RESYNC_RATE_SHARE or shorten STORESYNC_RESYNC_HORIZON",
+                                       ["connection": .int(Int(connection.id)), "lineages": .int(added),
+                                        "hours": .int(hours)])
             }
         }
         return .done("planned \(total) resyncs" + (long.isEmpty ? "" : "; spread longer than a day: " + long.joined(separator: ", ")))

@@ -38,9 +38,9 @@ public enum ResyncPlanner {
         return max(0.001, limit * share)
     }
 
-    /// Enqueues one resync per live lineage (or just `lineage`), the first due at `start`; `batch` names the
-    /// run in the unique keys (`2026-11-29` for the daily run) so running it again adds nothing. Returns how
-    /// many jobs were added.
+    /// Enqueues one resync per live lineage (or just `lineage`) that has none of `batch` pending, the first due at
+    /// `start` and the rest spaced at the connection's rate; `batch` names the run in the unique keys (`daily` for
+    /// the daily run) so running it again adds nothing. Returns how many jobs were added.
     ///
     /// `start` nil means the database's `now()`, the clock the lease query compares `run_at` with: a start
     /// read off a host clock running behind would make the batch's first minutes all due at once, the burst
@@ -59,6 +59,8 @@ public enum ResyncPlanner {
             FROM store_purchases p
             WHERE p.connection_id = $1
               AND ($8::text IS NULL OR p.lineage = $8)
+              AND NOT EXISTS (SELECT 1 FROM jobs j
+                              WHERE j.unique_key = 'resync:' || $7::text || ':' || p.connection_id || ':' || md5(p.lineage))
               AND ($8::text IS NOT NULL OR p.store_state NOT IN ('expired', 'revoked') OR p.expires_at IS NULL
                    OR p.expires_at > now() - $9::bigint * interval '1 second')
             ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
