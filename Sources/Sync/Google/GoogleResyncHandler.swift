@@ -19,13 +19,15 @@ struct GoogleResyncHandler: JobHandler {
         guard let task = try? JSONDecoder().decode(ResyncTask.self, from: Data(job.payload.utf8)) else {
             throw JobFailure.permanent("the job payload is not a resync task (connection_id, lineage)")
         }
-        let (connection, token) = try await context.pool.transaction { db in
+        let (connection, mirrored) = try await context.pool.transaction { db in
             (try StoreConnections.get(id: task.connection_id, on: db),
              try db.query("""
-                SELECT t.purchase_token FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id
+                SELECT t.purchase_token, p.store_state FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id
                 WHERE p.connection_id = $1 AND p.lineage = $2 AND t.replaced_by IS NULL LIMIT 1
-                """, [task.connection_id, task.lineage]).first?.decode(0, as: String.self))
+                """, [task.connection_id, task.lineage]).first.map { (token: try $0.decode(0, as: String.self),
+                                                                         state: try $0.decode(1, as: String.self)) })
         }
+        let token = mirrored?.token
         guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
         let tools = try registry.tools(for: connection)
         let voided = (task.voided ?? []).map(\.order)
@@ -37,9 +39,10 @@ struct GoogleResyncHandler: JobHandler {
         switch answer {
         case .snapshot(let fetched): snapshot = fetched
         case .pending: return .done("pending: nothing mirrored yet")
-        case .unanswered(let error) where error.code == .gone:
-            // An expired purchase between Google's ~60-day memory and the resync horizon: nothing left to read,
-            // and a dead letter a day for each would bury real ones. A voided order still books (`.refunds`).
+        case .unanswered(let error) where error.code == .gone && ["expired", "revoked"].contains(mirrored?.state):
+            // An ended purchase between Google's ~60-day memory and the resync horizon: nothing left to read, and a
+            // dead letter a day for each would bury real ones. A voided order still books (`.refunds`). One the
+            // mirror still holds live is drift no read can repair: that dead-letters, for on-call to see.
             return .done("skipped: Google no longer answers for the purchase (410); the daily resync drops it at its horizon")
         case .unanswered(let error):
             throw tools.failure(error, previous: job.lastError, logger: context.logger)
