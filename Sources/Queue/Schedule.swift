@@ -42,11 +42,13 @@ public struct Schedule: Sendable {
         self.priority = priority
     }
 
-    /// Claims the period containing `date` for `worker`; returns the job id enqueued when this call won,
-    /// nil when another worker (or an earlier call) already claimed it. Claim and enqueue commit together.
+    /// Claims the period containing `date` for `worker`; returns the period and the job id enqueued when this
+    /// call won, nil when another worker (or an earlier call) already claimed it. Claim and enqueue commit together.
     /// `date` nil means the database's `now()`: one clock for every worker, so a host whose clock runs ahead
     /// cannot claim tomorrow's period today and leave tomorrow without a run.
-    public func claim(at date: Date? = nil, worker: String, pool: PostgresPool) async throws -> Int64? {
+    public func claim(at date: Date? = nil, worker: String, pool: PostgresPool) async throws
+        -> (period: String, jobID: Int64?)?
+    {
         let (name, periods, jobKind, priority) = (name, self.period, jobKind, priority)
         return try await pool.transaction { connection in
             let period = periods.key(for: try date ?? connection.query("SELECT now()")[0].decode(0))
@@ -60,7 +62,7 @@ public struct Schedule: Sendable {
             let id = try JobQueue.enqueue(job, on: connection)
             try connection.query("UPDATE schedule_runs SET job_id = $3 WHERE schedule = $1 AND period = $2",
                                  [name, period, id])
-            return id
+            return (period, id)
         }
     }
 }

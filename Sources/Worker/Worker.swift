@@ -244,10 +244,10 @@ public final class Worker: Sendable {
         while !Task.isCancelled && !isStopping {
             for schedule in configuration.schedules {
                 do {
-                    if let id = try await schedule.claim(worker: configuration.workerID, pool: pool) {
+                    if let claimed = try await schedule.claim(worker: configuration.workerID, pool: pool) {
                         logger.info("schedule period claimed", [
-                            "schedule": .string(schedule.name), "period": .string(schedule.period.key(for: Date())),
-                            "job_id": .int(Int(id)),
+                            "schedule": .string(schedule.name), "period": .string(claimed.period),
+                            "job_id": claimed.jobID.map { .int(Int($0)) } ?? .string("already queued"),
                         ])
                     }
                 } catch {

@@ -29,7 +29,7 @@ import Testing
             let schedule = Schedule(name: "daily-sync", period: .daily, jobKind: "test.record")
             let winners = try await withThrowingTaskGroup(of: Int64?.self) { group in
                 for worker in 0..<8 {
-                    group.addTask { try await schedule.claim(at: Self.moment, worker: "w\(worker)", pool: database.pool) }
+                    group.addTask { try await schedule.claim(at: Self.moment, worker: "w\(worker)", pool: database.pool)?.jobID }
                 }
                 return try await group.reduce(into: [Int64]()) { if let id = $1 { $0.append(id) } }
             }
@@ -42,7 +42,7 @@ import Testing
             #expect(try runs[0].decode(1, as: Int64.self) == winners[0])
             // The next day is a new period.
             let nextDay = try await schedule.claim(at: Self.moment.addingTimeInterval(86_400), worker: "w0", pool: database.pool)
-            #expect(nextDay != nil)
+            #expect(nextDay?.period == "2026-11-30" && nextDay?.jobID != nil)
         }
     }
 
@@ -50,9 +50,10 @@ import Testing
         try await TestDatabase.with { database in
             let schedule = Schedule(name: "purge", period: .hourly, jobKind: "test.record")
             let before: Date = try await database.pool.query("SELECT now()")[0].decode(0)
-            #expect(try await schedule.claim(worker: "w0", pool: database.pool) != nil)
+            let claimed = try #require(try await schedule.claim(worker: "w0", pool: database.pool))
             let after: Date = try await database.pool.query("SELECT now()")[0].decode(0)
             let period: String = try await database.pool.query("SELECT period FROM schedule_runs")[0].decode(0)
+            #expect(claimed.period == period)
             #expect([before, after].map(Schedule.Period.hourly.key(for:)).contains(period))
         }
     }
