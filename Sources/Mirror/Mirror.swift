@@ -136,8 +136,8 @@ struct KnownState {
     /// The snapshot's token replaced a token the mirror still holds as the lineage's current one.
     let succeedsCurrentToken: Bool
     /// A charge the snapshot shows without a refund, in a copy signed at or after the refund, has a live refund
-    /// booked: the store reversed it, if its refunds are reversible at all. Known here, the common case — nothing to reverse — costs no statement of
-    /// its own.
+    /// booked: the store reversed it, if its refunds are reversible at all. Known here, the common case — nothing
+    /// to reverse — costs no statement of its own.
     let refundsToReverse: Bool
     /// How many of the snapshot's refunds the mirror does not hold live at that amount or more, where refunds
     /// are reversible: what a stale answer showing them leaves for a fresh read to decide.

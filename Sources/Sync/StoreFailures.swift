@@ -37,6 +37,15 @@ enum StoreFailures {
         error.code == .lineageBusy ? .retryable(error.message, retryAfter: .seconds(1)) : .permanent(error.message)
     }
 
+    /// Runs a job's mirror writes, turning what the mirror refuses into the job's failure (`mirror(_:)`).
+    static func mirroring(_ writes: () throws -> Void) throws {
+        do {
+            try writes()
+        } catch let error as MirrorError {
+            throw mirror(error)
+        }
+    }
+
     /// - Parameters:
     ///   - previous: the job's last error (`LeasedJob.lastError`), which bounds the failures retried only so
     ///     many times in a row.

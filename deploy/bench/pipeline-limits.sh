@@ -30,7 +30,7 @@ DB=storesync_bench_limits
 URL="${ADMIN%/*}/$DB"
 WORK=$(mktemp -d)
 cleanup() {
-  exec 3>&- 2>/dev/null || true
+  { exec 3>&-; } 2>/dev/null || true
   psql -X "$ADMIN" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
@@ -119,12 +119,14 @@ LUA
 proc_ticks() { local stat; read -r stat < "/proc/$1/stat"; set -- ${stat#*) }; echo $(( ${12} + ${13} )); }
 server_before=$(proc_ticks "$http_pid")
 # `times` in the subshell prints its children's (wrk's) user and system time on its second line.
-http=$(wrk -t "$(nproc)" -c 64 -d 10s -s "$WORK/floor.lua" "http://127.0.0.1:$(cat "$WORK/http-floor.port")/"
+http=$(wrk -t "$(nproc)" -c 64 -d 10s -s "$WORK/floor.lua" "http://127.0.0.1:$(cat "$WORK/http-floor.port")/" \
+         || echo "wrk failed" >&2
        times)
 http_server_ticks=$(( $(proc_ticks "$http_pid") - server_before ))
 exec 3>&-
 wait "$http_pid"
 http_requests=$(echo "$http" | awk '/requests in/ {print $1}')
+[ -n "$http_requests" ] || { echo "pipeline-limits: wrk reported no requests:" >&2; echo "$http" >&2; exit 1; }
 http_client_cpu=$(echo "$http" | tail -1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }; print t }')
 
 speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa/ {print $(NF-1), $NF}' | tail -1)

@@ -88,14 +88,12 @@ struct AppleNotificationHandler: JobHandler {
                       source: source, previousError: job.lastError, vouched: true)
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage)
         return receipt.complete("mirrored", serialKey: serialKey) { db in
-            do {
+            try StoreFailures.mirroring {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
                                                on: db)
                 context.logger.info("mirrored", ["uuid": .string(uuid), "type": .string(event), "lineage": .string(lineage),
                                                  "result": .string(outcome.summary)])
                 try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)
-            } catch let error as MirrorError {
-                throw StoreFailures.mirror(error)
             }
         }
     }

@@ -29,13 +29,11 @@ struct AppleResyncHandler: JobHandler {
         let followUp = AppleFollowUp.isFollowUp(reason: task.reason)
         let metrics = metrics
         return .done("resynced", writes: { db in
-            do {
+            try StoreFailures.mirroring {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
                                                on: db)
                 if !followUp { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
                 try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)
-            } catch let error as MirrorError {
-                throw StoreFailures.mirror(error)
             }
             return nil
         }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage))

@@ -41,17 +41,15 @@ struct AppleSweepHandler: JobHandler {
         let connection = window.connection
         let client = try registry.tools(for: connection).client
         var queued = 0
-        var restarted = false
         for _ in 0..<Self.maxPages {
             let page: NotificationHistoryPage
             do {
                 page = try await client.notificationHistory(start: window.start, end: window.end, onlyFailures: true,
                                                             paginationToken: window.cursor)
             } catch let error as AppStoreAPIError
-                where window.isResumed && !restarted && error.appleErrorCode.map(Self.refusedResume.contains) == true {
+                where window.isResumed && error.appleErrorCode.map(Self.refusedResume.contains) == true {
                 window = try await SweepWindow.restart(after: window, sweep: Self.sweep, pool: context.pool,
                                                        logger: context.logger, error: error.description, load: load)
-                restarted = true
                 continue
             } catch let error as AppStoreAPIError {
                 throw StoreFailures.api(error, previous: job.lastError, vouched: false)

@@ -78,12 +78,10 @@ struct GoogleNotificationHandler: JobHandler {
         case .refunds(let update, let connection):
             let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: update.lineage)
             return receipt.complete("mirrored refunds only: Google no longer answers for the token", serialKey: serialKey) { db in
-                do {
+                try StoreFailures.mirroring {
                     let outcome = try Mirror.applyRefunds(update, connection: connection, on: db)
                     logger.info("mirrored", ["message_id": .string(messageID), "type": .string(event),
                                              "result": .string(outcome.summary)])
-                } catch let error as MirrorError {
-                    throw StoreFailures.mirror(error)
                 }
             }
         }
@@ -93,13 +91,11 @@ struct GoogleNotificationHandler: JobHandler {
         }
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage)
         return receipt.complete("mirrored", serialKey: serialKey) { db in
-            do {
+            try StoreFailures.mirroring {
                 let outcome = try Mirror.apply(snapshot, connection: connection, on: db)
                 try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
                 logger.info("mirrored", ["message_id": .string(messageID), "type": .string(event),
                                          "result": .string(outcome.summary)])
-            } catch let error as MirrorError {
-                throw StoreFailures.mirror(error)
             }
         }
     }

@@ -48,23 +48,19 @@ struct GoogleResyncHandler: JobHandler {
             throw tools.failure(error, previous: job.lastError, logger: context.logger)
         case .refunds(let update, let connection):
             return .done("resynced refunds only: Google no longer answers for the token", writes: { db in
-                do {
+                try StoreFailures.mirroring {
                     let outcome = try Mirror.applyRefunds(update, connection: connection, on: db)
                     try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
-                } catch let error as MirrorError {
-                    throw StoreFailures.mirror(error)
                 }
                 return nil
             }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: update.lineage))
         }
         guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }
         return .done("resynced", writes: { db in
-            do {
+            try StoreFailures.mirroring {
                 let outcome = try Mirror.apply(snapshot, connection: connection, on: db)
                 try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
                 try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
-            } catch let error as MirrorError {
-                throw StoreFailures.mirror(error)
             }
             return nil
         }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage))

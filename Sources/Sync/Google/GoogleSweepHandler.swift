@@ -33,16 +33,14 @@ struct GoogleSweepHandler: JobHandler {
         let tools = try registry.tools(for: connection)
         let client = tools.client
         var queued = 0
-        var restarted = false
         for _ in 0..<Self.maxPages {
             let page: VoidedPurchasesPage
             do {
                 page = try await client.voidedPurchases(startTime: window.start, endTime: window.end, token: window.cursor)
-            } catch let error as GooglePlayAPIError where window.isResumed && !restarted && error.code == .rejected {
+            } catch let error as GooglePlayAPIError where window.isResumed && error.code == .rejected {
                 // A 400 to a resumed page: its token expired, or its start fell out of Google's 30 days.
                 window = try await SweepWindow.restart(after: window, sweep: Self.sweep, pool: context.pool,
                                                        logger: context.logger, error: error.description, load: load)
-                restarted = true
                 continue
             } catch let error as GooglePlayAPIError {
                 throw tools.failure(error, previous: job.lastError, logger: context.logger)

@@ -39,8 +39,8 @@ struct SweepWindow {
 
     /// After the store refused the saved page this window resumed (an expired or invalid page token, or a start
     /// it no longer keeps), which would fail every later run: drops the token, keeping the window's start, and
-    /// returns the fresh window `load` then chooses (less the overlap, never earlier than the store keeps).
-    /// What the new window lists twice is deduplicated downstream.
+    /// returns the fresh window `load` then chooses (less the overlap, never earlier than the store keeps), which
+    /// is not resumed, so a run restarts at most once. What the new window lists twice is deduplicated downstream.
     static func restart(after refused: SweepWindow, sweep: String, pool: PostgresPool, logger: Logger, error: String,
                         load: () async throws -> SweepWindow) async throws -> SweepWindow {
         logger.warning("the store refused the sweep's saved page; sweeping the window again",
