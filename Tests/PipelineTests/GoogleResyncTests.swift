@@ -33,21 +33,25 @@ import Testing
         }
     }
 
+    /// A customer's purchase, mirrored, then refunded silently (no notification), with Google's clock caught up with
+    /// this machine's (the simulator's starts ten minutes back): Google refuses a window that ends in its future.
+    private func silentlyRefundedPurchase(_ pipeline: Pipeline) async throws -> (lineage: String, orderID: String, googleID: Int64) {
+        let play = try #require(pipeline.play)
+        let customer = try await pipeline.customer()
+        let bought = try await pipeline.buyOnPlay(token: customer.token)
+        let token = try #require(bought.purchaseToken)
+        try await pipeline.settle()
+        try await play.refund(token, orderId: bought.orderId, revoke: false, silent: true)
+        play.advanceClock(to: Date().addingTimeInterval(120))
+        return (try await pipeline.lineage(ofPlayToken: token), try #require(bought.orderId),
+                try #require(pipeline.googleConnection).id)
+    }
+
     @Test func aRefundWhoseNotificationWasLostIsBookedByTheVoidedSweep() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
-            let play = try #require(pipeline.play)
-            let customer = try await pipeline.customer()
-            let bought = try await pipeline.buyOnPlay(token: customer.token)
-            let token = try #require(bought.purchaseToken)
-            try await pipeline.settle()
-            // Refund the order silently: no notification. Then let Google's clock catch up with this machine's
-            // (the simulator's started ten minutes back): Google refuses a window that ends in its future.
-            try await play.refund(token, orderId: bought.orderId, revoke: false, silent: true)
-            play.advanceClock(to: Date().addingTimeInterval(120))
-            let googleID = try #require(pipeline.googleConnection).id
+            let (lineage, orderID, googleID) = try await silentlyRefundedPurchase(pipeline)
             try await run(pipeline, "google.sweep", #"{"connection_id":\#(googleID)}"#)
-            let lineage = try await pipeline.lineage(ofPlayToken: token)
-            #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [try #require(bought.orderId)])
+            #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [orderID])
             // Swept again: nothing new.
             try await run(pipeline, "google.sweep", #"{"connection_id":\#(googleID)}"#)
             #expect(try await pipeline.refunds(lineage).count == 1)
@@ -62,14 +66,7 @@ import Testing
     /// later sweep: the window is read again from its start instead.
     @Test func aSavedPageGoogleRefusesIsReadAgainFromTheWindowStart() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
-            let play = try #require(pipeline.play)
-            let customer = try await pipeline.customer()
-            let bought = try await pipeline.buyOnPlay(token: customer.token)
-            let token = try #require(bought.purchaseToken)
-            try await pipeline.settle()
-            try await play.refund(token, orderId: bought.orderId, revoke: false, silent: true)
-            play.advanceClock(to: Date().addingTimeInterval(120))
-            let googleID = try #require(pipeline.googleConnection).id
+            let (lineage, orderID, googleID) = try await silentlyRefundedPurchase(pipeline)
             let end = Date()
             try await pipeline.database.pool.query("""
                 INSERT INTO sweep_watermarks (connection_id, sweep, watermark, cursor)
@@ -77,8 +74,7 @@ import Testing
                 """, [googleID, end.addingTimeInterval(-3600), "\(Int64(end.timeIntervalSince1970 * 1000)):bogus"])
             try await run(pipeline, "google.sweep", #"{"connection_id":\#(googleID)}"#)
             #expect(try await pipeline.deadLetterReasons().isEmpty)
-            let lineage = try await pipeline.lineage(ofPlayToken: token)
-            #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [try #require(bought.orderId)])
+            #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [orderID])
             #expect(try await pipeline.count("""
                 SELECT count(*) FROM sweep_watermarks WHERE sweep = 'google.voided-purchases' AND cursor IS NULL
                 """) == 1)
