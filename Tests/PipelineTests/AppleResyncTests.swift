@@ -126,16 +126,21 @@ import Testing
             #expect(try await fanOut(pipeline, period: "2026-11-29", settings: settings)
                     == "planned 100 resyncs; spread longer than a day: connection \(connection) (27 h)")
             // The first ten finish; the next day queues those ten again, behind the ninety still waiting, never
-            // beside them.
+            // beside them. One of those failed and waits out a long backoff: it holds nothing back.
             try await pipeline.database.pool.query("""
                 DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE kind = 'apple.resync' ORDER BY run_at LIMIT 10)
                 """)
+            try await pipeline.database.pool.query("""
+                UPDATE jobs SET attempt = 1, run_at = now() + interval '100 hours'
+                WHERE id = (SELECT id FROM jobs WHERE kind = 'apple.resync' ORDER BY run_at LIMIT 1)
+                """)
             let backlogEnd: Date = try await pipeline.database.pool.query(
-                "SELECT max(run_at) FROM jobs WHERE kind = 'apple.resync'")[0].decode(0)
+                "SELECT max(run_at) FROM jobs WHERE kind = 'apple.resync' AND attempt = 0")[0].decode(0)
             #expect(try await fanOut(pipeline, period: "2026-11-30", settings: settings)
                     == "planned 10 resyncs; spread longer than a day: connection \(connection) (30 h)")
             let new: [Date] = try await pipeline.database.pool.query(
-                "SELECT run_at FROM jobs WHERE kind = 'apple.resync' AND run_at > $1 ORDER BY run_at", [backlogEnd])
+                "SELECT run_at FROM jobs WHERE kind = 'apple.resync' AND attempt = 0 AND run_at > $1 ORDER BY run_at",
+                [backlogEnd])
                 .map { try $0.decode(0) }
             #expect(new.count == 10)
             #expect(zip(new, new.dropFirst()).allSatisfy { abs($1.timeIntervalSince($0) - 1000) < 0.001 })

@@ -22,9 +22,10 @@ struct GoogleResyncHandler: JobHandler {
         let (connection, mirrored) = try await context.pool.transaction { db in
             (try StoreConnections.get(id: task.connection_id, on: db),
              try db.query("""
-                SELECT t.purchase_token, p.store_state FROM purchase_tokens t JOIN store_purchases p ON p.id = t.purchase_id
-                WHERE p.connection_id = $1 AND p.lineage = $2 AND t.replaced_by IS NULL LIMIT 1
-                """, [task.connection_id, task.lineage]).first.map { (token: try $0.decode(0, as: String.self),
+                SELECT t.purchase_token, p.store_state FROM store_purchases p
+                LEFT JOIN purchase_tokens t ON t.purchase_id = p.id AND t.replaced_by IS NULL
+                WHERE p.connection_id = $1 AND p.lineage = $2 LIMIT 1
+                """, [task.connection_id, task.lineage]).first.map { (token: try $0.decodeOptional(0) as String?,
                                                                          state: try $0.decode(1, as: String.self)) })
         }
         let token = mirrored?.token

@@ -33,21 +33,16 @@ public struct DailySyncHandler: JobHandler {
         for connection in connections {
             let planned = try await context.pool.transaction { db -> (added: Int, hours: Int)? in
                 guard try Self.markPlanned(connectionID: connection.id, day: period, on: db) else { return nil }
-                let pending = "resync:\(Self.batch):\(connection.id):%"
                 // A backlog from earlier days runs first: today's resyncs queue behind it, not beside it, so the
                 // store never sees the connection's rate twice over.
-                let backlogEnd: Date? = try db.query("""
-                    SELECT max(run_at) FROM jobs WHERE unique_key LIKE $1 AND run_at > now()
-                    """, [pending])[0].decodeOptional(0)
+                let backlogEnd = try Self.lastQueued(connectionID: connection.id, on: db)
                 let spacing = 1 / ResyncPlanner.rate(for: connection, share: settings.rateShare)
                 let added = try ResyncPlanner.enqueue(connection: connection, batch: Self.batch, reason: "daily",
-                                                      start: backlogEnd?.addingTimeInterval(spacing), settings: settings,
-                                                      on: db)
-                let hours: Double = try db.query("""
-                    SELECT coalesce(extract(epoch FROM max(run_at) - now()), 0)::float8 / 3600
-                    FROM jobs WHERE unique_key LIKE $1
-                    """, [pending])[0].decode(0)
-                return (added, Int(hours))
+                                                      start: backlogEnd.map { $0.addingTimeInterval(spacing) },
+                                                      settings: settings, on: db)
+                let end = try Self.lastQueued(connectionID: connection.id, on: db)
+                let now: Date = try db.query("SELECT now()")[0].decode(0)
+                return (added, end.map { Int($0.timeIntervalSince(now) / 3600) } ?? 0)
             }
             guard let (added, hours) = planned else {
                 context.logger.info("daily resync already planned", ["connection": .int(Int(connection.id)),
@@ -67,6 +62,18 @@ public struct DailySyncHandler: JobHandler {
             }
         }
         return .done("planned \(total) resyncs" + (long.isEmpty ? "" : "; spread longer than a day: " + long.joined(separator: ", ")))
+    }
+
+    /// When the connection's last queued daily resync is due, if that is still ahead. Only resyncs never tried
+    /// count: a failing one waits out its backoff (hours, at most), which must hold back neither the next day's
+    /// fan-out nor its measure of the spread. The lease index serves it: resyncs share one priority, read from
+    /// the latest due backwards to the first of this connection's.
+    private static func lastQueued(connectionID: Int64, on db: isolated PostgresConnection) throws -> Date? {
+        try db.query("""
+            SELECT run_at FROM jobs
+            WHERE priority = $1 AND run_at > now() AND attempt = 0 AND unique_key LIKE $2
+            ORDER BY run_at DESC LIMIT 1
+            """, [Int(ResyncPlanner.priority), "resync:\(batch):\(connectionID):%"]).first?.decode(0)
     }
 
     /// Moves the connection's fan-out watermark to the start of `day` (UTC); false when it already stood
