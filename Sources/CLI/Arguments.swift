@@ -72,7 +72,8 @@ struct Arguments {
     /// Fails on anything not consumed.
     func finish() throws {
         if let extra = tokens.first {
-            throw UsageError(extra.hasPrefix("--") ? "unknown option \(extra)" : "unexpected argument \(extra)")
+            let shown = Parse.redacted(extra) ?? (extra.count > 64 ? String(extra.prefix(64)) + "…" : extra)
+            throw UsageError(extra.hasPrefix("--") ? "unknown option \(shown)" : "unexpected argument \(shown)")
         }
     }
 }

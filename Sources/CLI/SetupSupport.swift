@@ -34,7 +34,7 @@ struct SetupError: Error, CustomStringConvertible, Sendable {
 extension Parse {
     /// Plan, price and entitlement codes, as the catalogue tables constrain them.
     static func code(_ text: String, _ name: String) throws -> String {
-        guard text.range(of: "^[A-Za-z0-9._-]{1,100}$", options: .regularExpression) != nil else {
+        guard Parse.matches(text, "[A-Za-z0-9._-]{1,100}") else {
             throw UsageError("\(name) must be 1…100 of A-Z a-z 0-9 . _ -, got \(quoted(text))")
         }
         return text
@@ -96,7 +96,7 @@ extension Parse {
     /// An ISO 4217 code (`usd` is taken as `USD`).
     static func currency(_ text: String) throws -> String {
         let code = text.uppercased()
-        guard code.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil else {
+        guard Parse.matches(code, "[A-Z]{3}") else {
             throw UsageError("--currency must be a three-letter ISO 4217 code like USD, got \(quoted(text))")
         }
         return code
@@ -106,7 +106,7 @@ extension Parse {
     /// point, and never rounded — more decimals than the currency has is refused, because the price would
     /// not be what the operator typed.
     static func amount(_ text: String, currency: String) throws -> Money {
-        guard text.range(of: "^[0-9]{1,18}(\\.[0-9]{1,18})?$", options: .regularExpression) != nil else {
+        guard Parse.matches(text, "[0-9]{1,18}(\\.[0-9]{1,18})?") else {
             throw UsageError("--amount must be a non-negative decimal number like 9.99, got \(quoted(text))")
         }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
@@ -135,21 +135,35 @@ extension Parse {
 
     /// Reads a small file whole, refusing one larger than `limit` bytes.
     static func file(_ path: String, _ name: String, limit: Int) throws -> Data {
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError("cannot read \(name) file \(path)") }
+        let shown = redacted(path) ?? path
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError("cannot read \(name) file \(shown)") }
         defer { try? handle.close() }
         let data: Data
         do {
             data = try handle.read(upToCount: limit + 1) ?? Data()
         } catch {
-            throw UsageError("cannot read \(name) file \(path): \(error.localizedDescription)")
+            throw UsageError("cannot read \(name) file \(shown): \(error.localizedDescription)")
         }
-        guard data.count <= limit else { throw UsageError("\(name) file \(path) is larger than \(limit) bytes") }
+        guard data.count <= limit else { throw UsageError("\(name) file \(shown) is larger than \(limit) bytes") }
         return data
     }
 
-    /// Echoes a bad value back, cut short so a pasted file cannot flood the terminal.
+    /// Echoes a bad value back, cut short so a pasted file cannot flood the terminal (`redacted` when it is one).
     static func quoted(_ text: String) -> String {
-        text.count > 64 ? String(text.prefix(64)).debugDescription + "…" : text.debugDescription
+        redacted(text) ?? (text.count > 64 ? String(text.prefix(64)).debugDescription + "…" : text.debugDescription)
+    }
+
+    /// What to show instead of a value that looks like a key or a service-account JSON pasted where a file name
+    /// belongs: its contents must not reach a terminal's scrollback or a CI log. Nil for anything else.
+    static func redacted(_ text: String) -> String? {
+        guard text.contains("-----BEGIN") || text.contains("PRIVATE KEY") || text.hasPrefix("{") else { return nil }
+        return "(what looks like key contents, not shown: pass a file name, or the key in an environment variable)"
+    }
+
+    /// Whether all of `text` matches `pattern`. Anchored with `\A` and `\z`: ICU's `$` also matches before a final
+    /// line break, so `^…$` took `ABC123\r` from a CRLF file for a key id, and every call with it failed.
+    static func matches(_ text: String, _ pattern: String) -> Bool {
+        text.range(of: "\\A(?:\(pattern))\\z", options: .regularExpression) != nil
     }
 }
 

@@ -25,26 +25,11 @@ public final class GooglePlayAPIClient: Sendable {
                 now: @escaping @Sendable () -> Date = { Date() },
                 observe: (@Sendable (GooglePlayAPICall) -> Void)? = nil) throws(GooglePlayAPIError) {
         func invalid(_ reason: String) -> GooglePlayAPIError { GooglePlayAPIError(.invalidConfiguration, reason) }
+        try configuration.validateConnection()
         let package = configuration.packageName
-        guard (1...255).contains(package.utf8.count), package.utf8.allSatisfy({ Self.packageBytes.contains($0) }),
-              package.utf8.contains(where: { $0 != UInt8(ascii: ".") }) else {
-            throw invalid("package name \(package.prefix(64).debugDescription) is not 1 to 255 letters, digits, '_' or '.'")
-        }
         let email = configuration.clientEmail
-        guard (3...320).contains(email.utf8.count), email.contains("@"), email.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw invalid("client email \(email.prefix(64).debugDescription) is not a service account's email")
-        }
-        guard case .rsa(let bits) = configuration.privateKey.kind, bits >= 2048 else {
-            throw invalid("a service-account key is RSA of at least 2048 bits, this one is \(configuration.privateKey.kind)")
-        }
         var base = configuration.baseURL
         while base.hasSuffix("/") { base.removeLast() }
-        for (name, url) in [("base URL", base), ("token URI", configuration.tokenURI)] {
-            guard url.hasPrefix("https://") || url.hasPrefix("http://"), !url.contains("?"), !url.contains("#"),
-                  url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-                throw invalid("\(name) \(url.prefix(100).debugDescription) is not an http(s) URL without query or fragment")
-            }
-        }
         let margin = configuration.tokenRenewalMargin
         guard margin >= .zero, margin < .seconds(1800), configuration.assertionBackdate >= .zero,
               configuration.assertionBackdate <= .seconds(300) else {
@@ -198,7 +183,6 @@ public final class GooglePlayAPIClient: Sendable {
         return value
     }
 
-    private static let packageBytes = Set((PercentEncoding.alphanumerics + "._").utf8)
     private static let segmentBytes = Set((PercentEncoding.alphanumerics + "-._").utf8)
 
     private static func milliseconds(_ date: Date) -> Int64 {

@@ -1,4 +1,5 @@
 import Crypto
+import HTTP
 
 /// One store connection's access to the Play Developer API: which app, the service account that signs in, where
 /// to send requests, and how fast to go.
@@ -37,5 +38,34 @@ public struct GooglePlayAPIConfiguration: Sendable {
         self.tokenURI = tokenURI ?? ServiceAccountAssertion.defaultTokenURI
         self.baseURL = baseURL ?? Self.googleAPIBaseURL
         self.rateLimits = rateLimits
+    }
+}
+
+extension GooglePlayAPIConfiguration {
+    private static let packageBytes = Set((PercentEncoding.alphanumerics + "._").utf8)
+
+    /// Checks what a connection's settings say (package, service account, key, URLs) against Google's rules, so
+    /// `connections add` refuses what every job would otherwise dead-letter on, with the same words.
+    /// - Throws: `.invalidConfiguration`, naming the setting.
+    public func validateConnection() throws(GooglePlayAPIError) {
+        func invalid(_ reason: String) -> GooglePlayAPIError { GooglePlayAPIError(.invalidConfiguration, reason) }
+        let package = packageName
+        guard (1...255).contains(package.utf8.count), package.utf8.allSatisfy({ Self.packageBytes.contains($0) }),
+              package.utf8.contains(where: { $0 != UInt8(ascii: ".") }) else {
+            throw invalid("package name \(package.prefix(64).debugDescription) is not 1 to 255 letters, digits, '_' or '.'")
+        }
+        let email = clientEmail
+        guard (3...320).contains(email.utf8.count), email.contains("@"), email.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw invalid("client email \(email.prefix(64).debugDescription) is not a service account's email")
+        }
+        guard case .rsa(let bits) = privateKey.kind, (2048...4096).contains(bits) else {
+            throw invalid("a service-account key is RSA of 2048 to 4096 bits, this one is \(privateKey.kind)")
+        }
+        for (name, url) in [("base URL", baseURL), ("token URI", tokenURI)] {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), !url.contains("?"), !url.contains("#"),
+                  url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw invalid("\(name) \(url.prefix(100).debugDescription) is not an http(s) URL without query or fragment")
+            }
+        }
     }
 }

@@ -37,6 +37,9 @@ import Testing
         (["--token-uri", "x"], "--token-uri must be an http:// or https:// URL"),
         (["--service-account-key-env", "X"], "give --service-account-key FILE or --service-account-key-env VAR, not both"),
         (["--service-account-key", "/nonexistent.json"], "cannot read service-account key file /nonexistent.json"),
+        (["--package-name", "com.example-app"], "this connection could not call Google: package name \"com.example-app\""),
+        (["--api-base-url", "http://play.example.com"], "--api-base-url must be https:// for a Production connection"),
+        (["--token-uri", "https://user:secret@oauth.example.com/token"], "--token-uri must not carry a user name or password"),
         (["--app-apple-id", "5"], "unknown option --app-apple-id"),
     ])
     func badArgumentsExitTwoWithAReason(extra: [String], message: String) async throws {
@@ -53,6 +56,7 @@ import Testing
             (#"{"client_email": "a@b.c"}"#, "lacks client_email or private_key"),
             (try Self.keyJSON(try PrivateKey.generate(.ecP256)), "private_key holds an EC P-256 key; service-account keys are RSA"),
             (try Self.keyJSON(try PrivateKey.generate(.rsa(bits: 2048)), email: "not-an-email"), "client_email must be an e-mail"),
+            (try Self.keyJSON(try PrivateKey.generate(.rsa(bits: 1024))), "a service-account key is RSA of 2048 to 4096 bits"),
         ]
         for (contents, message) in cases {
             let result = try await ChildProcess.run("storesync", Self.arguments(keyFile: Self.temporaryFile(contents)),

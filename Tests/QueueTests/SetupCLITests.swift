@@ -49,6 +49,14 @@ import Testing
         (["APPLE", "--issuer-id", "issuer"], "--issuer-id must be a UUID"),
         (["APPLE", "--private-key-env", "STORESYNC_TEST_NO_SUCH_VARIABLE"], "give --private-key FILE or --private-key-env VAR, not both"),
         (["APPLE", "--private-key", "/nonexistent/key.p8"], "cannot read private key file /nonexistent/key.p8"),
+        (["APPLE", "--private-key", "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIGHAgEAMBMGByqGSM49\"}"],
+         "cannot read private key file (what looks like key contents, not shown"),
+        (["APPLE", "--key-id", "ABC123\r"], "--key-id must be 1…100 letters and digits"),
+        (["APPLE", "--key-id", "ABC123\n"], "--key-id must be 1…100 letters and digits"),
+        (["APPLE", "--api-base-url", "https://user:secret@api.example.com"], "--api-base-url must not carry a user name or password"),
+        (["APPLE", "--environment", "Production", "--app-apple-id", "1", "--api-base-url", "http://api.example.com"],
+         "--api-base-url must be https:// for a Production connection"),
+        (["APPLE", "--unexpected={\"private_key\": \"-----BEGIN PRIVATE KEY-----\"}"], "unknown option (what looks like key contents"),
         (["APPLE", "--require-issued-tokens", "maybe"], "--require-issued-tokens must be on or off"),
         (["APPLE", "--answer-consumption-requests", "yes"], "--answer-consumption-requests must be on or off"),
         (["APPLE", "--consumption-refund-preference", "REFUND_ALL"], "--consumption-refund-preference must be DECLINE"),
@@ -102,6 +110,7 @@ import Testing
         #expect(result.status == 2, "stdout: \(result.stdout) stderr: \(result.stderr)")
         #expect(result.stderr.contains(message), "stderr was: \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
+        #expect(!result.stderr.contains("BEGIN PRIVATE KEY"), "a key's contents were echoed: \(result.stderr)")
     }
 
     @Test func privateKeyMustBeAnAppStoreP256Key() async throws {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GooglePlay
 import Mirror
 
 extension ConnectionsCommand {
@@ -25,11 +26,20 @@ extension ConnectionsCommand {
         request.connection.apiBaseURL = try arguments.option("--api-base-url").map { try baseURL($0) }
         request.connection.pushJWKSURL = try arguments.option("--jwks-url").map { try baseURL($0, option: "--jwks-url") }
         try arguments.finish()
+        // What every job of the connection would otherwise dead-letter on, refused now in the worker's words.
+        do {
+            try GooglePlayAPIConfiguration(packageName: request.connection.appIdentifier, clientEmail: key.clientEmail,
+                                           privateKey: key.privateKey, tokenURI: request.connection.apiTokenURI,
+                                           baseURL: request.connection.apiBaseURL).validateConnection()
+        } catch {
+            throw UsageError("this connection could not call Google: \(error.message)")
+        }
         return request
     }
 
     struct ServiceAccountKey {
         let clientEmail: String
+        let privateKey: PrivateKey
         let privateKeyPEM: String
         let tokenURI: String?
     }
@@ -41,7 +51,7 @@ extension ConnectionsCommand {
         switch (file, variable) {
         case (let path?, nil):
             data = try Parse.file(path, "service-account key", limit: maxServiceAccountKeyBytes)
-            source = "service-account key file \(path)"
+            source = "service-account key file \(Parse.redacted(path) ?? path)"
         case (nil, let name?):
             guard let value = environment.string(name) else {
                 throw UsageError("--service-account-key-env: environment variable \(Parse.quoted(name)) is not set")
@@ -70,12 +80,12 @@ extension ConnectionsCommand {
             throw UsageError("\(source): private_key holds an \(key.kind) key; service-account keys are RSA")
         }
         let tokenURI = try (object["token_uri"] as? String).map { try baseURL($0, option: "token_uri") }
-        return ServiceAccountKey(clientEmail: try email(clientEmail, "client_email"), privateKeyPEM: try key.pem(),
-                                 tokenURI: tokenURI)
+        return ServiceAccountKey(clientEmail: try email(clientEmail, "client_email"), privateKey: key,
+                                 privateKeyPEM: try key.pem(), tokenURI: tokenURI)
     }
 
     private static func email(_ text: String, _ name: String) throws -> String {
-        guard text.utf8.count <= 320, text.range(of: "^[^@\\s]+@[^@\\s]+$", options: .regularExpression) != nil else {
+        guard text.utf8.count <= 320, Parse.matches(text, "[^@\\s]+@[^@\\s]+") else {
             throw UsageError("\(name) must be an e-mail address, got \(Parse.quoted(text))")
         }
         return text

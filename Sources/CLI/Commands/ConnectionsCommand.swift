@@ -65,9 +65,10 @@ struct ConnectionsCommand: Command {
             guard let storeName = arguments.positional() else { throw UsageError("say which store to connect: apple or google") }
             switch Store(rawValue: storeName) {
             case .apple?:
-                return try await add(try appleConnection(&arguments, environment: environment), json: json, environment: environment)
+                return try await add(try encrypted(appleConnection(&arguments, environment: environment)), json: json,
+                                     environment: environment)
             case .google?:
-                return try await add(try googleConnection(&arguments, environment: environment), json: json,
+                return try await add(try encrypted(googleConnection(&arguments, environment: environment)), json: json,
                                      environment: environment)
             case nil: throw UsageError("unknown store \(Parse.quoted(storeName)); available: apple, google")
             }
@@ -101,7 +102,7 @@ struct ConnectionsCommand: Command {
         guard let environment = StoreEnvironment(lenient: environmentName) else {
             throw UsageError("--environment must be Production or Sandbox, got \(Parse.quoted(environmentName))")
         }
-        guard app.range(of: "^[A-Za-z0-9._-]{1,255}$", options: .regularExpression) != nil else {
+        guard Parse.matches(app, "[A-Za-z0-9._-]{1,255}") else {
             throw UsageError("\(appOption) must be 1…255 of A-Z a-z 0-9 . _ -, got \(Parse.quoted(app))")
         }
         var connection = Catalog.NewConnection(accountID: 0, store: store, appIdentifier: app, environment: environment)
@@ -122,7 +123,7 @@ struct ConnectionsCommand: Command {
             throw UsageError("--app-apple-id is required for Production (Apple sends it in production notifications)")
         }
         guard let keyID = try arguments.option("--key-id") else { throw UsageError("--key-id is required") }
-        guard keyID.range(of: "^[A-Za-z0-9]{1,100}$", options: .regularExpression) != nil else {
+        guard Parse.matches(keyID, "[A-Za-z0-9]{1,100}") else {
             throw UsageError("--key-id must be 1…100 letters and digits, got \(Parse.quoted(keyID))")
         }
         guard let issuerID = try arguments.option("--issuer-id") else { throw UsageError("--issuer-id is required") }
@@ -155,7 +156,7 @@ struct ConnectionsCommand: Command {
         switch (file, variable) {
         case (let path?, nil):
             pem = String(decoding: try Parse.file(path, "private key", limit: maxPrivateKeyBytes), as: UTF8.self)
-            source = "private key file \(path)"
+            source = "private key file \(Parse.redacted(path) ?? path)"
         case (nil, let name?):
             guard let value = environment.string(name) else {
                 throw UsageError("--private-key-env: environment variable \(Parse.quoted(name)) is not set")
@@ -184,11 +185,32 @@ struct ConnectionsCommand: Command {
     }
 
     static func baseURL(_ text: String, option: String = "--api-base-url") throws -> String {
-        guard text.utf8.count <= 2000, text.range(of: "^https?://[^\\s/?#]+[^\\s]*$", options: .regularExpression) != nil,
+        guard text.utf8.count <= 2000, Parse.matches(text, "https?://[^\\s/?#]+[^\\s]*"),
               let url = URL(string: text), url.host != nil else {
             throw UsageError("\(option) must be an http:// or https:// URL of at most 2000 bytes, got \(Parse.quoted(text))")
         }
+        guard url.user == nil, url.password == nil else {
+            throw UsageError("\(option) must not carry a user name or password (connections show prints the URL)")
+        }
         return text.hasSuffix("/") ? String(text.dropLast()) : text
+    }
+
+    /// A Production connection's calls carry signed API tokens and service-account assertions, and its answers
+    /// decide what customers are billed: plain http:// is refused except to this machine (a local simulator).
+    /// Sandbox connections may reach a simulator elsewhere, such as another container.
+    static func encrypted(_ request: Request) throws -> Request {
+        guard request.connection.environment == .production else { return request }
+        let urls = [("--api-base-url", request.connection.apiBaseURL), ("--token-uri", request.connection.apiTokenURI),
+                    ("--jwks-url", request.connection.pushJWKSURL)]
+        for case let (option, text?) in urls {
+            guard let url = URL(string: text), url.scheme == "http" else { continue }
+            let host = (url.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+            guard host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
+                throw UsageError("\(option) must be https:// for a Production connection (http:// only to this machine), "
+                                 + "got \(Parse.quoted(text))")
+            }
+        }
+        return request
     }
 
     /// Every certificate of every file, re-encoded as PEM; `nil` when none was given.

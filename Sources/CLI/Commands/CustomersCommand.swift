@@ -25,7 +25,7 @@ struct CustomersCommand: Command {
             try arguments.finish()
             let reference = try Parse.account(account)
             if let email {
-                guard email.utf8.count <= 320, email.range(of: "^[^@\\s]+@[^@\\s]+$", options: .regularExpression) != nil else {
+                guard email.utf8.count <= 320, Parse.matches(email, "[^@\\s]+@[^@\\s]+") else {
                     throw UsageError("--email must be an address like name@example.com of at most 320 bytes, got \(Parse.quoted(email))")
                 }
             }

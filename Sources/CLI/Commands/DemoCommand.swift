@@ -43,7 +43,7 @@ struct DemoCommand: Command {
 
         init(_ arguments: inout Arguments) throws {
             if let url = try arguments.option("--ingest") {
-                guard url.utf8.count <= 2000, url.range(of: "^https?://[^\\s/?#]+[^\\s]*$", options: .regularExpression) != nil,
+                guard url.utf8.count <= 2000, Parse.matches(url, "https?://[^\\s/?#]+[^\\s]*"),
                       URL(string: url)?.host != nil else {
                     throw UsageError("--ingest must be an http:// or https:// URL, got \(Parse.quoted(url))")
                 }
@@ -52,7 +52,7 @@ struct DemoCommand: Command {
             listen = try Listen(try arguments.option("--simulator-listen") ?? "127.0.0.1:8095", "--simulator-listen")
             if let text = try arguments.option("--host") {
                 let host = text.lowercased()
-                guard host.range(of: "^[a-z0-9.-]{1,253}$", options: .regularExpression) != nil, Int64(host) == nil else {
+                guard Parse.matches(host, "[a-z0-9.-]{1,253}"), Int64(host) == nil else {
                     throw UsageError("--host must be a host name like demo.localhost, got \(Parse.quoted(text))")
                 }
                 self.host = host

@@ -35,7 +35,7 @@ struct PlansCommand: Command {
             let priceCode = try Parse.code(price, "--price")
             let money = try Parse.amount(amount, currency: try Parse.currency(currency))
             // One unit with a count of 1…999: P0M bills never, and P1M1M is no period anyone means.
-            guard period.range(of: "^P[1-9][0-9]{0,2}[DWMY]$", options: .regularExpression) != nil else {
+            guard Parse.matches(period, "P[1-9][0-9]{0,2}[DWMY]") else {
                 throw UsageError("--period must be an ISO 8601 period of one unit with a count of 1…999, like P7D, P1W, P1M, "
                                  + "P3M or P1Y, got \(Parse.quoted(period))")
             }
