@@ -42,6 +42,9 @@ struct Pipeline {
         var appleHistoryPages = AppStoreAPIConfiguration.defaultMaxHistoryPages
         /// The simulated App Store's paid period; shorter ones let a long history fit in the test PKI's validity.
         var appleRenewalPeriod = Duration.seconds(30 * 86_400)
+        /// Ingest and the worker log in as members of `storesync_ingest` and `storesync_worker`, with exactly the
+        /// grants production gives them, instead of as the schema owner.
+        var leastPrivilege = false
     }
 
     static let packageName = "com.example.pipeline"
@@ -71,7 +74,16 @@ struct Pipeline {
             let key = try PrivateKey.generate(.ecP256)
             let pki = try LocalApplePKI.generate()
             let metrics = MetricsRegistry()
-            let ingest = IngestService(pool: database.pool, metrics: metrics)
+            let roles = options.leastPrivilege
+                ? (ingest: try await TestRole.create(memberOf: "storesync_ingest", for: database),
+                   worker: try await TestRole.create(memberOf: "storesync_worker", for: database)) : nil
+            func pool(_ role: TestRole?, size: Int) -> PostgresPool {
+                role.map { PostgresPool(PostgresConfiguration(url: $0.url, poolSize: size, acquireTimeout: .seconds(20),
+                                                               applicationName: "storesync-tests")) } ?? database.pool
+            }
+            let ingestPool = pool(roles?.ingest, size: 4)
+            let workerPool = pool(roles?.worker, size: 8)
+            let ingest = IngestService(pool: ingestPool, metrics: metrics)
             var router = HTTPRouter()
             ingest.install(into: &router)
             let commits = Task { await ingest.run(flushers: 1) }
@@ -170,8 +182,8 @@ struct Pipeline {
                 configuration.retryPolicy.base = .milliseconds(100)
                 configuration.retryPolicy.cap = .milliseconds(400)
                 configuration.retryPolicy.hintRange = .milliseconds(100)...(.seconds(5))
-                worker = Worker(configuration: configuration, registry: registry, pool: database.pool,
-                                listenURL: database.url, observer: WorkerMetrics(registry: metrics))
+                worker = Worker(configuration: configuration, registry: registry, pool: workerPool,
+                                listenURL: roles?.worker.url ?? database.url, observer: WorkerMetrics(registry: metrics))
             }
             let running = worker.map { worker in Task { await worker.run() } }
             let pipeline = Pipeline(database: database, simulator: simulator, otherSimulator: other, play: play,
@@ -188,6 +200,12 @@ struct Pipeline {
                 await other?.stop()
                 await play?.stop()
                 await http.shutdown()
+                if let roles {
+                    await ingestPool.close()
+                    await workerPool.close()
+                    await roles.ingest.drop()
+                    await roles.worker.drop()
+                }
             }
             do {
                 try await body(pipeline)
