@@ -9,7 +9,8 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0006__body_compression.sql", "V0007__purchase_updates.sql",
                                     "V0008__token_acknowledgements.sql", "V0009__receipt_scope.sql",
                                     "V0010__lease_by_priority.sql",
-                                    "V0011__worker_column_grants.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0011__worker_column_grants.sql",
+                                    "V0012__account_token_integrity.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 

@@ -84,9 +84,10 @@ extension Parse {
         return text
     }
 
-    /// A DNS host name without port, lowercased as the accounts table keeps it (`HostName`).
+    /// A DNS host name without port, lowercased as the accounts table keeps it (`HostName`). All digits is refused:
+    /// `--account 123` means the account with id 123, so such a host could never be named.
     static func host(_ text: String, _ name: String) throws -> String {
-        guard let host = HostName.normalized(Substring(text)) else {
+        guard let host = HostName.normalized(Substring(text)), Int64(host) == nil else {
             throw UsageError("\(name) must be a host name like billing.example.com (dot-separated labels of 1…63 letters, "
                              + "digits and hyphens, not starting or ending with a hyphen), got \(quoted(text))")
         }

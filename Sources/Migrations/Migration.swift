@@ -35,5 +35,6 @@ extension Migration {
         Migration(version: 9, name: "receipt_scope", bytes: PackageResources.V0009__receipt_scope_sql),
         Migration(version: 10, name: "lease_by_priority", bytes: PackageResources.V0010__lease_by_priority_sql),
         Migration(version: 11, name: "worker_column_grants", bytes: PackageResources.V0011__worker_column_grants_sql),
+        Migration(version: 12, name: "account_token_integrity", bytes: PackageResources.V0012__account_token_integrity_sql),
     ]
 }

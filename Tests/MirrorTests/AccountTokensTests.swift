@@ -117,6 +117,31 @@ import Testing
         }
     }
 
+    /// What `tokens issue` keeps by locking the customer, the database keeps too: written past it, a second active
+    /// token of one customer, or a token filed under another account than its customer's, is refused.
+    @Test(arguments: [("second active token", "account_tokens_one_active_idx"),
+                      ("another account", "account_tokens_customer_account_fkey")])
+    func theDatabaseKeepsTheTokenRules(case name: String, constraint: String) async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await MirrorFixture.make(database)
+            let customer = try await fixture.addCustomer()
+            _ = try await fixture.issueToken(for: customer)
+            let account: Int64 = name == "another account"
+                ? try await database.pool.query("INSERT INTO accounts (host) VALUES ('other.example.com') RETURNING id")[0]
+                    .decode(0)
+                : fixture.accountID
+            let status = name == "another account" ? "revoked" : "active"
+            let error = await #expect(throws: PostgresError.self) {
+                try await database.pool.query("""
+                    INSERT INTO account_tokens (token, account_id, customer_id, secret_sha256, status)
+                    VALUES (gen_random_uuid(), $1, $2::uuid, sha256('x'), $3)
+                    """, [account, customer, status])
+            }
+            #expect(error?.constraint == constraint, "\(String(describing: error))")
+            #expect(try await fixture.count("SELECT count(*) FROM account_tokens") == 1)
+        }
+    }
+
     @Test(arguments: ["7d1e0a54-84a4-4b8a-a6f5-5c0a5f8a9e21", "not-a-uuid", "'; DROP TABLE customers; --"])
     func issuingForAnUnknownCustomerFails(customer: String) async throws {
         try await TestDatabase.with { database in

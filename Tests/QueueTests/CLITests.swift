@@ -44,6 +44,7 @@ import Testing
         (["accounts", "add"], "--host is required"),
         (["accounts", "add", "--host", ".."], "--host must be a host name"),
         (["accounts", "add", "--host", "-"], "--host must be a host name"),
+        (["accounts", "add", "--host", "12345"], "--host must be a host name"),
         (["accounts", "add", "--host", "billing-.example.com"], "--host must be a host name"),
         (["accounts", "add", "--host", "billing.example.com."], "--host must be a host name"),
         (["accounts", "add", "--host", String(repeating: "a", count: 64) + ".example.com"], "--host must be a host name"),

@@ -163,6 +163,7 @@ import Testing
         (["demo", "--ingest", "ftp://example.com/webhook/apple"], "--ingest must be an http:// or https:// URL"),
         (["demo", "--host", "bad host!"], "--host must be a host name"),
         (["demo", "--host", "12345"], "--host must be a host name"),
+        (["demo", "--host", "-demo.localhost"], "--host must be a host name"),
         (["demo", "--simulator-listen", "nowhere"], "--simulator-listen must be HOST:PORT"),
         (["demo", "--timeout", "0s"], "--timeout must be between"),
         (["demo", "--bogus"], "unknown option --bogus"),

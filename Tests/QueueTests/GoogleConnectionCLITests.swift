@@ -31,6 +31,7 @@ import Testing
 
     @Test(arguments: [
         (["--push-audience", ""], "--push-audience must be 1…2000 bytes"),
+        (["--push-audience", "https://billing.example.com/webhook\n"], "--push-audience must be 1…2000 bytes of printable ASCII"),
         (["--push-service-account", "nobody"], "--push-service-account must be an e-mail address"),
         (["--api-base-url", "mailto:x"], "--api-base-url must be an http:// or https:// URL"),
         (["--jwks-url", "ftp://x"], "--jwks-url must be an http:// or https:// URL"),

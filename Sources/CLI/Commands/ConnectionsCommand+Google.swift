@@ -17,7 +17,10 @@ extension ConnectionsCommand {
         request.connection.apiTokenURI = try arguments.option("--token-uri").map { try baseURL($0, option: "--token-uri") }
             ?? key.tokenURI
         guard let audience = try arguments.option("--push-audience") else { throw UsageError("--push-audience is required") }
-        guard (1...2000).contains(audience.utf8.count) else { throw UsageError("--push-audience must be 1…2000 bytes") }
+        guard (1...2000).contains(audience.utf8.count), audience.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw UsageError("--push-audience must be 1…2000 bytes of printable ASCII without spaces (the URL Pub/Sub "
+                             + "puts in its tokens' aud)")
+        }
         request.connection.pushAudience = audience
         guard let email = try arguments.option("--push-service-account") else {
             throw UsageError("--push-service-account is required")

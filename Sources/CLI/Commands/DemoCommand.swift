@@ -51,11 +51,7 @@ struct DemoCommand: Command {
             }
             listen = try Listen(try arguments.option("--simulator-listen") ?? "127.0.0.1:8095", "--simulator-listen")
             if let text = try arguments.option("--host") {
-                let host = text.lowercased()
-                guard Parse.matches(host, "[a-z0-9.-]{1,253}"), Int64(host) == nil else {
-                    throw UsageError("--host must be a host name like demo.localhost, got \(Parse.quoted(text))")
-                }
-                self.host = host
+                host = try Parse.host(text, "--host")
             }
             keepRunning = arguments.flag("--keep-running")
             if let text = try arguments.option("--timeout") {
