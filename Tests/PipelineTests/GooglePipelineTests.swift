@@ -121,10 +121,7 @@ import Testing
     @Test func aChargeRefundedInPartsEndsRefundedInFull() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
-            let customer = try await pipeline.customer()
-            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
-            try await pipeline.settle()
-            let lineage = try await pipeline.lineage(ofPlayToken: token)
+            let (token, _, lineage) = try await pipeline.mirroredPlayPurchase()
             try await play.refund(token, revoke: false, partialAmount: 300)
             try await pipeline.settle()
             #expect(try await pipeline.refunds(lineage).map(\.amount) == [300])
@@ -203,10 +200,7 @@ import Testing
     @Test func billingStatesFollowTheStore() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
-            let customer = try await pipeline.customer()
-            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
-            try await pipeline.settle()
-            let lineage = try await pipeline.lineage(ofPlayToken: token)
+            let (token, _, lineage) = try await pipeline.mirroredPlayPurchase()
             let steps: [(String, () async throws -> PlayScenarioResult, String, String)] = [
                 ("grace", { try await play.enterGracePeriod(token) }, "grace", "active"),
                 ("hold", { try await play.enterAccountHold(token) }, "on_hold", "active"),

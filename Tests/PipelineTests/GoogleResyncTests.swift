@@ -16,12 +16,9 @@ import Testing
     @Test func aSilentRenewalIsBookedByTheDailyResyncAsDrift() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
-            let customer = try await pipeline.customer()
-            let token = try #require(try await pipeline.buyOnPlay(token: customer.token).purchaseToken)
-            try await pipeline.settle()
+            let (token, _, lineage) = try await pipeline.mirroredPlayPurchase()
             try await play.renew(token, silent: true)
             try await run(pipeline, "sync.daily", #"{"schedule":"daily-sync","period":"2026-11-29"}"#)
-            let lineage = try await pipeline.lineage(ofPlayToken: token)
             #expect(try await pipeline.invoices(lineage).count == 2)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_events WHERE kind = 'drift'") == 1)
             // An expiry nobody was told about, the next day.
@@ -37,14 +34,10 @@ import Testing
     /// this machine's (the simulator's starts ten minutes back): Google refuses a window that ends in its future.
     private func silentlyRefundedPurchase(_ pipeline: Pipeline) async throws -> (lineage: String, orderID: String, googleID: Int64) {
         let play = try #require(pipeline.play)
-        let customer = try await pipeline.customer()
-        let bought = try await pipeline.buyOnPlay(token: customer.token)
-        let token = try #require(bought.purchaseToken)
-        try await pipeline.settle()
-        try await play.refund(token, orderId: bought.orderId, revoke: false, silent: true)
+        let (token, orderID, lineage) = try await pipeline.mirroredPlayPurchase()
+        try await play.refund(token, orderId: orderID, revoke: false, silent: true)
         play.advanceClock(to: Date().addingTimeInterval(120))
-        return (try await pipeline.lineage(ofPlayToken: token), try #require(bought.orderId),
-                try #require(pipeline.googleConnection).id)
+        return (lineage, orderID, try #require(pipeline.googleConnection).id)
     }
 
     @Test func aRefundWhoseNotificationWasLostIsBookedByTheVoidedSweep() async throws {

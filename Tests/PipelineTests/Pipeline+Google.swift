@@ -20,6 +20,14 @@ extension Pipeline {
                                           obfuscatedAccountId: token?.uuidString, testPurchase: testPurchase, silent: silent)
     }
 
+    /// A customer's `pro.monthly` purchase on the Play simulator, tagged with their account token and mirrored.
+    func mirroredPlayPurchase() async throws -> (token: String, orderID: String, lineage: String) {
+        let bought = try await buyOnPlay(token: try await customer().token)
+        let token = try #require(bought.purchaseToken)
+        try await settle()
+        return (token, try #require(bought.orderId), try await lineage(ofPlayToken: token))
+    }
+
     /// The lineage the mirror filed Play `token` under; fails the test, naming the dead letters, when it did not.
     func lineage(ofPlayToken token: String?) async throws -> String {
         let rows = try await database.pool.query("""
