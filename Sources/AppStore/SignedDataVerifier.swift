@@ -5,7 +5,7 @@ import Foundation
 /// Apple's own libraries do with online checks off, for one store connection:
 ///
 /// 1. compact JWS with `alg` ES256 and exactly three `x5c` certificates; the third is ignored — trust comes
-///    only from the configured roots;
+///    only from the configured roots; a header with `crit` or `"b64": false` is refused;
 /// 2. leaf → intermediate → root validated as of the payload's `signedDate` (now when it has none), the
 ///    intermediate a CA carrying `1.2.840.113635.100.6.2.1`, the leaf carrying `1.2.840.113635.100.6.11.1`;
 /// 3. the ES256 signature checked with the leaf's P-256 key;
@@ -71,11 +71,18 @@ public struct SignedDataVerifier: Sendable {
 
     /// The `signedTransactionInfo` of a verified notification, or nil when it names none. The notification's
     /// signature covers the nested token byte for byte, so checking the nested signature again would prove
-    /// nothing more and cost as much as the first check; its format, bundle and environment are still checked.
+    /// nothing more and cost as much as the first check; its format, header rules, bundle and environment are
+    /// still checked.
     /// Taking the notification, not a string, keeps unverified tokens out: only `verifyNotification` makes one.
     public func enclosedTransaction(of notification: NotificationPayload) throws -> TransactionPayload? {
         guard let jws = notification.data?.signedTransactionInfo else { return nil }
-        let payload: TransactionPayload = try Self.decoded(try Self.parts(jws))
+        let token = try Self.parts(jws)
+        do {
+            try token.requireUnderstoodHeader()
+        } catch let error as CryptoError {
+            throw Self.headerFailure(error)
+        }
+        let payload: TransactionPayload = try Self.decoded(token)
         try checkBundle(payload.bundleId)
         try checkEnvironment(payload.environment)
         return payload
@@ -131,6 +138,12 @@ public struct SignedDataVerifier: Sendable {
         }
     }
 
+    /// A header demanding what StoreSync does not implement is refused as Apple's libraries refuse it
+    /// (`VERIFICATION_FAILURE`); any other header fault is a format error.
+    private static func headerFailure(_ error: CryptoError) -> AppStoreVerificationError {
+        AppStoreVerificationError(error.code == .unsupportedHeader ? .verificationFailure : .invalidFormat, error.reason)
+    }
+
     private static func decoded<T: SignedPayload>(_ token: JWSParts) throws -> T {
         do {
             return try JSONReader.read(token.payload, T.init(json:))
@@ -145,7 +158,7 @@ public struct SignedDataVerifier: Sendable {
         do {
             header = try token.decodeHeader()
         } catch let error as CryptoError {
-            throw AppStoreVerificationError(.invalidFormat, error.reason)
+            throw Self.headerFailure(error)
         }
         guard header.alg == "ES256" else {
             throw AppStoreVerificationError(.invalidFormat, "alg must be ES256, got \(header.alg ?? "none")")

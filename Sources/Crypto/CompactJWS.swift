@@ -1,12 +1,39 @@
 import Foundation
 
-/// The JOSE header fields StoreSync reads; anything else in the header is ignored.
+/// The JOSE header fields StoreSync reads. Other fields are ignored, except the two that change how a token
+/// must be read: a decoded header never carries `crit` or `"b64": false` (see `decodeHeader`).
 public struct JWSHeader: Decodable, Sendable, Equatable {
     public let alg: String?
     public let kid: String?
     public let typ: String?
     /// Standard base64 DER certificates, leaf first (RFC 7515 §4.1.6).
     public let x5c: [String]?
+    /// Extensions the signer says a reader must understand (RFC 7515 §4.1.11); StoreSync understands none.
+    let crit: [String]?
+    /// RFC 7797: `false` means the payload is signed unencoded, which the compact form StoreSync reads
+    /// cannot carry.
+    let b64: Bool?
+
+    /// Refuses what RFC 7515 §4.1.11 and RFC 7797 say a reader that does not implement them must refuse, as
+    /// Apple's libraries do (`VERIFICATION_FAILURE`): a `crit` — any, since StoreSync implements no extension,
+    /// and an empty one is itself invalid — and an unencoded payload. Accepting either would let a signer mean
+    /// something other than what StoreSync verified.
+    func requireUnderstood() throws {
+        if let crit {
+            let names = crit.isEmpty ? "an empty list" : crit.prefix(4).map { Self.printable($0) }.joined(separator: ", ")
+            throw CryptoError(.unsupportedHeader, "JWS header crit names \(names), which StoreSync does not understand")
+        }
+        if b64 == false {
+            throw CryptoError(.unsupportedHeader, "JWS header has b64 false (RFC 7797 unencoded payload), which is not supported")
+        }
+    }
+
+    /// A header value for an error message: it comes from an unverified token, so only short plain names are
+    /// echoed.
+    private static func printable(_ name: String) -> String {
+        let plain = !name.isEmpty && name.utf8.count <= 32 && name.utf8.allSatisfy { (0x21...0x7e).contains($0) && $0 != 0x22 }
+        return plain ? "\"\(name)\"" : "(unprintable)"
+    }
 }
 
 /// The three parts of a compact JWS (`header.payload.signature`): payload and signature decoded, the header
@@ -61,19 +88,39 @@ public struct JWSParts: Sendable {
         }
     }
 
-    /// Decodes the header: base64url, then JSON of the expected shape.
+    /// Decodes the header: base64url, then JSON of the expected shape, without a `crit` or an unencoded
+    /// payload (`CryptoError.Code.unsupportedHeader`).
     public func decodeHeader() throws -> JWSHeader {
-        let bytes: Data
+        try Self.header(from: try headerBytes())
+    }
+
+    /// The header's rules alone (see `JWSHeader.requireUnderstood`), for a token whose signature something
+    /// else already covers: the JSON is decoded only when its bytes could name `crit` or `b64` (spelled out,
+    /// or behind an escape), so the usual header costs one base64url decoding and a scan.
+    public func requireUnderstoodHeader() throws {
+        let bytes = try headerBytes()
+        let mayName = bytes.contains(UInt8(ascii: "\\")) || bytes.range(of: Data(#""crit""#.utf8)) != nil
+            || bytes.range(of: Data(#""b64""#.utf8)) != nil
+        if mayName { _ = try Self.header(from: bytes) }
+    }
+
+    private func headerBytes() throws -> Data {
         do {
-            bytes = try Base64URL.decode(utf8: encodedHeader)
+            return try Base64URL.decode(utf8: encodedHeader)
         } catch let error as CryptoError {
             throw CryptoError(.invalidEncoding, "JWS part is not base64url: \(error.reason)")
         }
+    }
+
+    private static func header(from bytes: Data) throws -> JWSHeader {
+        let header: JWSHeader
         do {
-            return try JSONDecoder().decode(JWSHeader.self, from: bytes)
+            header = try JSONDecoder().decode(JWSHeader.self, from: bytes)
         } catch {
             throw CryptoError(.invalidEncoding, "JWS header is not a JSON object of the expected shape")
         }
+        try header.requireUnderstood()
+        return header
     }
 }
 

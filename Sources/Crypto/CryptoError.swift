@@ -15,6 +15,8 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let invalidCertificate = Code("invalid certificate")
         /// A certificate chain that does not validate against the trusted roots.
         public static let untrustedChain = Code("untrusted chain")
+        /// A JWS header asks for handling StoreSync does not implement (`crit`, an unencoded payload).
+        public static let unsupportedHeader = Code("unsupported header")
         /// The signature does not match the data and key.
         public static let badSignature = Code("bad signature")
         /// OpenSSL failed for a reason unrelated to the input (memory, provider).

@@ -12,6 +12,9 @@ public struct PushTokenError: Error, CustomStringConvertible, Sendable {
         public static let malformed = Code("malformed")
         /// The header names an algorithm other than RS256; refused before any key is looked up.
         public static let unsupportedAlgorithm = Code("unsupported algorithm")
+        /// The header carries `crit` or `"b64": false` (RFC 7515 §4.1.11, RFC 7797): a token StoreSync cannot
+        /// read as its signer meant.
+        public static let unsupportedHeader = Code("unsupported header")
         /// No `kid`, or one that is not among Google's keys even after the allowed refetch.
         public static let unknownKey = Code("unknown key")
         /// The signature does not match the key the `kid` names.

@@ -52,7 +52,8 @@ public struct PushTokenVerifier: Sendable {
         do {
             jws = try CompactJWS(String(token), maxLength: Self.maxAuthorizationLength)
         } catch let error as CryptoError {
-            throw PushTokenError(.malformed, "not a compact JWS: \(error.reason)")
+            throw PushTokenError(error.code == .unsupportedHeader ? .unsupportedHeader : .malformed,
+                                 "not a compact JWS StoreSync reads: \(error.reason)")
         }
         let claims: RawClaims
         do {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A request as the server's handlers see it: fully received and detached from libmicrohttpd, so a handler
 /// can keep it across suspension points and hand it to other tasks.
@@ -47,6 +48,12 @@ public struct HTTPResponse: Sendable {
     /// A JSON response; `json` must already be serialized.
     public static func json(_ status: Int, _ json: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "application/json")], body: Data(json.utf8))
+    }
+
+    /// A refusal as every endpoint of the server words it, `{"error": message}`: clients parse one shape
+    /// whichever layer refused them (the server itself, a webhook, a probe).
+    public static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        json(status, #"{"error":"# + JSON.quoted(message) + "}")
     }
 }
 

@@ -31,12 +31,12 @@ public struct HTTPRouter: Sendable {
 
     /// Unknown path → 404; known path without this method → 405 with the `Allow` header RFC 9110 requires.
     func resolve(method: String, path: String) -> Resolution {
-        guard let methods = routes[path] ?? longestPrefix(of: path) else { return .response(.text(404, "not found\n")) }
+        guard let methods = routes[path] ?? longestPrefix(of: path) else { return .response(.error(404, "not found")) }
         let method = method.uppercased()
         if let handler = methods[method] ?? (method == "HEAD" ? methods["GET"] : nil) { return .handler(handler) }
         var allowed = Set(methods.keys)
         if allowed.contains("GET") { allowed.insert("HEAD") }
-        var response = HTTPResponse.text(405, "method not allowed\n")
+        var response = HTTPResponse.error(405, "method not allowed")
         response.headers.append(("allow", allowed.sorted().joined(separator: ", ")))
         return .response(response)
     }

@@ -11,6 +11,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// its request at once (closed without a response where libmicrohttpd cannot answer mid-body): draining
     /// it to its end would let an endless upload hold the connection.
     public var maxBodyBytes: Int = 64 * 1024
+    /// A request whose request target and headers together exceed this many bytes gets 431 and never reaches
+    /// a handler: the stores' webhooks send well under 2 KiB, and the cap bounds what one request can pin.
+    public var maxHeaderBytes: Int = 16 * 1024
     /// An idle connection (keep-alive or a stalled upload) is closed after this long; whole seconds, at least 1.
     public var connectionTimeout: Duration = .seconds(30)
     /// A request's body must arrive within this long of its headers, however steadily it trickles: the idle
@@ -21,7 +24,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// fill `maxConnections` and keep the stores' webhooks waiting; further connections from it are refused
     /// at once. Load generators on loopback (benchmarks, simulators) turn it off.
     public var maxConnectionsPerClient: Int? = 64
-    /// Called for each request the server answers or drops itself, before any handler (404, 405, 408, 413):
+    /// Called for each request the server answers or drops itself, before any handler (404, 405, 408, 413, 431):
     /// such requests never reach a handler's metrics. Runs on the server's polling thread, so it must be quick.
     public var onRejection: (@Sendable (HTTPServerRejection) -> Void)? = nil
     /// At this many open connections libmicrohttpd stops accepting: further clients wait in the kernel's listen

@@ -43,6 +43,7 @@ final class MHDDaemon: @unchecked Sendable {
                                                     timeoutSeconds: UInt32(clamping: timeoutSeconds),
                                                     connectionLimit: UInt32(clamping: configuration.maxConnections),
                                                     perClientLimit: UInt32(clamping: configuration.maxConnectionsPerClient ?? 0),
+                                                    memoryLimit: Self.memoryLimit(forHeaders: configuration.maxHeaderBytes),
                                                     certificate: certificate, privateKey: privateKey,
                                                     context: Unmanaged.passUnretained(core).toOpaque()))
                 defer { options.pointee.address = nil }  // only read while starting
@@ -90,8 +91,17 @@ final class MHDDaemon: @unchecked Sendable {
         if socket >= 0 { close(socket) }
     }
 
+    /// Each connection's pool: eight times the header limit, at least libmicrohttpd's default 32 KiB, so that
+    /// headers past the limit still fit and reach `ServerCore`, which refuses them with a JSON 431; only a
+    /// client sending more than the pool holds meets libmicrohttpd's own (HTML) 431. The pool is mapped
+    /// lazily, so the headroom costs address space, not memory.
+    static func memoryLimit(forHeaders maxHeaderBytes: Int) -> Int {
+        max(32 * 1024, maxHeaderBytes.multipliedReportingOverflow(by: 8).partialValue)
+    }
+
     private static func options(flags: UInt32, address: UnsafePointer<sockaddr>, timeoutSeconds: UInt32,
-                                connectionLimit: UInt32, perClientLimit: UInt32, certificate: UnsafePointer<CChar>?,
+                                connectionLimit: UInt32, perClientLimit: UInt32, memoryLimit: Int,
+                                certificate: UnsafePointer<CChar>?,
                                 privateKey: UnsafePointer<CChar>?, context: UnsafeMutableRawPointer)
         -> storesync_mhd_options {
         var options = storesync_mhd_options()
@@ -100,6 +110,7 @@ final class MHDDaemon: @unchecked Sendable {
         options.connection_timeout_seconds = timeoutSeconds
         options.connection_limit = connectionLimit
         options.per_ip_connection_limit = perClientLimit
+        options.connection_memory_limit = memoryLimit
         options.tls_certificate_pem = certificate
         options.tls_key_pem = privateKey
         options.context = context

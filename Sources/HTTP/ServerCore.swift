@@ -13,6 +13,7 @@ import Synchronization
 final class ServerCore: Sendable {
     private let router: HTTPRouter
     private let maxBodyBytes: Int
+    private let maxHeaderBytes: Int
     private let bodyTimeout: Duration
     /// The configured idle timeout in whole seconds, restored once a body is in.
     private let idleTimeoutSeconds: Int
@@ -33,6 +34,7 @@ final class ServerCore: Sendable {
     init(router: HTTPRouter, configuration: HTTPServerConfiguration) {
         self.router = router
         maxBodyBytes = configuration.maxBodyBytes
+        maxHeaderBytes = configuration.maxHeaderBytes
         bodyTimeout = configuration.bodyTimeout
         idleTimeoutSeconds = configuration.connectionTimeout.roundedUpSeconds
         onRejection = configuration.onRejection
@@ -70,6 +72,11 @@ final class ServerCore: Sendable {
             exchange.headersSeen = true
             exchange.route = router.route(of: String(cString: path))
             exchange.bodyDeadline = ContinuousClock.now + bodyTimeout
+            exchange.headers = Self.headers(of: exchange.connection)
+            let headerBytes = exchange.headers.reduce(exchange.target.utf8.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+            if headerBytes > maxHeaderBytes {
+                return refuse(exchange, status: 431, reason: "request headers too large")
+            }
             // A declared oversized body is refused before it is read; libmicrohttpd then closes the connection.
             if let length = MHD_lookup_connection_value(exchange.connection, .HEADER_KIND, "Content-Length"),
                let declared = Int(String(cString: length)), declared > maxBodyBytes {
@@ -143,7 +150,12 @@ final class ServerCore: Sendable {
     /// response before the body has ended; the connection is then closed without one, which still frees it.
     private func refuse(_ exchange: ServerExchange, status: Int, reason: String) -> MHD_Result {
         reject(HTTPServerRejection(status: status, route: exchange.route, reason: reason))
-        var response = HTTPResponse.text(status, status == 413 ? "request body too large\n" : "request timeout\n")
+        let message = switch status {
+        case 413: "request body too large: at most \(maxBodyBytes) bytes"
+        case 431: "request line and headers too large: at most \(maxHeaderBytes) bytes"
+        default: "request body not received in time"
+        }
+        var response = HTTPResponse.error(status, message)
         response.headers.append(("connection", "close"))
         return queue(response, on: exchange.connection, quietly: true) == .YES ? .YES : .NO
     }
@@ -177,8 +189,9 @@ final class ServerCore: Sendable {
         case .handler(let found): handler = found
         }
         let request = HTTPRequest(method: method, path: path, query: exchange.query,
-                                  headers: Self.headers(of: exchange.connection), body: exchange.body)
+                                  headers: exchange.headers, body: exchange.body)
         exchange.body = Data()
+        exchange.headers = []
         exchange.phase.withLock { phase in
             phase = .handling
             MHD_suspend_connection(exchange.connection)

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// libmicrohttpd holds one retained reference as the request's context (taken in the URI log callback,
 /// released in the completion callback, which it always calls); a running handler task holds another.
-/// `headersSeen`, `body`, `bodyDeadline`, `timeoutShortened` and `route` are touched only on libmicrohttpd's
+/// `headersSeen`, `headers`, `body`, `bodyDeadline`, `timeoutShortened` and `route` are touched only on libmicrohttpd's
 /// thread; `phase` is guarded by its mutex.
 final class ServerExchange: @unchecked Sendable {
     enum Phase: Sendable {
@@ -23,6 +23,8 @@ final class ServerExchange: @unchecked Sendable {
     let target: String
     var headersSeen = false
     var body = Data()
+    /// The request's headers (names lowercased), read once when they are complete.
+    var headers: [(name: String, value: String)] = []
     /// When the body must have arrived (`HTTPServerConfiguration.bodyTimeout` after the headers).
     var bodyDeadline = ContinuousClock.now
     /// Whether the connection's idle timeout was shortened to meet `bodyDeadline`, and must be restored.

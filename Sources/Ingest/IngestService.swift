@@ -83,14 +83,14 @@ public struct IngestService: Sendable {
             // Not an account that does not exist but a request no account could match: the sender's mistake.
             let reason = request.header("host") == nil ? "missing Host header" : "malformed Host header"
             logger.warning("webhook refused", ["route": .string(source.path), "reason": .string(reason)])
-            return .json(400, #"{"error":\#(JSON.quoted(reason))}"#)
+            return .error(400, reason)
         }
         if let rejection = WebhookBody.check(request.body, from: source) {
             logger.warning("webhook body rejected", [
                 "route": .string(source.path), "host": .string(host), "reason": .string(rejection.reason),
                 "bytes": .int(request.body.count), "sha256": .string(Hex.encode(Digest.sha256(request.body))),
             ])
-            return .json(400, #"{"error":\#(JSON.quoted(rejection.reason))}"#)
+            return .error(400, rejection.reason)
         }
         let headers: String? = switch source {
         case .apple: nil
@@ -101,7 +101,7 @@ public struct IngestService: Sendable {
                                   receivedAt: receivedAt)
             guard let id = try await commits.submit(arrival).get() else {
                 logger.info("webhook for an unknown host", ["route": .string(source.path), "host": .string(host)])
-                return .json(404, #"{"error":"unknown host"}"#)
+                return .error(404, "unknown host")
             }
             logger.debug("notification stored", ["route": .string(source.path), "job_id": .int(Int(id))])
             return .json(200, #"{"stored":true}"#)
@@ -109,7 +109,7 @@ public struct IngestService: Sendable {
             logger.error("could not store a notification; answering 503 so the store retries", [
                 "route": .string(source.path), "host": .string(host), "error": .string("\(error)"),
             ])
-            return .json(503, #"{"error":"temporarily unavailable"}"#)
+            return .error(503, "temporarily unavailable")
         }
     }
 }

@@ -12,13 +12,13 @@ public enum OperationsEndpoints {
     /// - `/readyz`: the database is reachable and its schema matches this build.
     /// - `/metrics`: Prometheus text.
     public static func install(into router: inout HTTPRouter, pool: PostgresPool, metrics: MetricsRegistry) {
-        router.route("GET", "/healthz") { _ in .text(200, "ok\n") }
+        router.route("GET", "/healthz") { _ in .json(200, #"{"status":"ok"}"#) }
         router.route("GET", "/readyz") { _ in
             do {
                 try await pool.withConnection { try await Migrator().requireCurrent($0) }
-                return .text(200, "ready\n")
+                return .json(200, #"{"status":"ready"}"#)
             } catch {
-                return .text(503, "not ready: \(error)\n")
+                return .error(503, "not ready: \(error)")
             }
         }
         router.route("GET", "/metrics") { _ in

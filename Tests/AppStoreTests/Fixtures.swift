@@ -158,7 +158,12 @@ enum Tokens {
 
     /// A compact JWS with exactly this header, signed ES256 by `key` unless `signature` is given.
     static func craft(header: [String: Any], payload: Data, key: PrivateKey? = nil, signature: Data? = nil) throws -> String {
-        let input = Base64URL.encode(Payloads.json(header)) + "." + Base64URL.encode(payload)
+        try craft(rawHeader: Payloads.json(header), payload: payload, key: key, signature: signature)
+    }
+
+    /// A compact JWS whose header is exactly these JSON bytes.
+    static func craft(rawHeader: Data, payload: Data, key: PrivateKey? = nil, signature: Data? = nil) throws -> String {
+        let input = Base64URL.encode(rawHeader) + "." + Base64URL.encode(payload)
         let signature = try signature ?? SignatureAlgorithm.es256.sign(Data(input.utf8), with: key ?? PKIs.valid.get().leafKey)
         return input + "." + Base64URL.encode(signature)
     }

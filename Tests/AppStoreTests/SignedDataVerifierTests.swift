@@ -113,6 +113,35 @@ extension Rejection {
             try Tokens.craft(header: header { $0["x5c"] = Tokens.x5c(try valid()) + [Tokens.x5c(try valid())[2]] },
                              payload: Payloads.notification())
         }, .invalidFormat, "x5c must hold 3 certificates, found 4"),
+        // Header fields that change how the token must be read (RFC 7515 §4.1.11, RFC 7797): refused as
+        // Apple's libraries refuse them, for every kind of signed data.
+        Rejection("crit naming an extension StoreSync does not understand", token: {
+            try Tokens.craft(header: header { $0["crit"] = ["exp"]; $0["exp"] = 1 }, payload: Payloads.notification())
+        }, .verificationFailure, #"crit names "exp""#),
+        Rejection("crit empty", token: {
+            try Tokens.craft(header: header { $0["crit"] = [String]() }, payload: Payloads.notification())
+        }, .verificationFailure, "crit names an empty list"),
+        Rejection("crit spelled with a JSON escape", token: {
+            let p = Tokens.parts(try signed())
+            let json = String(decoding: try Base64URL.decode(p[0]), as: UTF8.self)
+            let escaped = json.replacingOccurrences(of: "{", with: #"{"crit":["x"],"#, options: [], range: json.range(of: "{"))
+            return try Tokens.craft(rawHeader: Data(escaped.utf8), payload: Payloads.notification())
+        }, .verificationFailure, "crit"),
+        Rejection("crit not a list of names", token: {
+            try Tokens.craft(header: header { $0["crit"] = "b64" }, payload: Payloads.notification())
+        }, .invalidFormat, "header"),
+        Rejection("b64 false (unencoded payload)", token: {
+            try Tokens.craft(header: header { $0["b64"] = false; $0["crit"] = ["b64"] }, payload: Payloads.notification())
+        }, .verificationFailure, "crit"),
+        Rejection("b64 false without crit", token: {
+            try Tokens.craft(header: header { $0["b64"] = false }, payload: Payloads.notification())
+        }, .verificationFailure, "b64 false"),
+        Rejection("b64 false on a transaction", .transaction, token: {
+            try Tokens.craft(header: header { $0["b64"] = false }, payload: Payloads.transaction())
+        }, .verificationFailure, "b64 false"),
+        Rejection("crit on a renewal info", .renewal, token: {
+            try Tokens.craft(header: header { $0["crit"] = ["x"] }, payload: Payloads.renewal())
+        }, .verificationFailure, "crit"),
         Rejection("header not JSON", token: {
             let p = Tokens.parts(try signed())
             return "\(Base64URL.encode(Data("alg=ES256".utf8))).\(p[1]).\(p[2])"
@@ -334,6 +363,20 @@ struct SignedDataVerifierTests {
                                                            now: Fixture.now)
         #expect { try verifier.enclosedTransaction(of: notification) } throws: {
             ($0 as? AppStoreVerificationError)?.code == .invalidFormat
+        }
+    }
+
+    @Test("an enclosed transaction whose header carries crit or b64 false is refused like a signed one",
+          arguments: [["crit": ["x"]], ["b64": false], ["crit": [String]()]] as [[String: any Sendable]])
+    func enclosedTransactionHeaderRules(_ extra: [String: any Sendable]) throws {
+        var fields: [String: Any] = ["alg": "ES256", "x5c": Tokens.x5c(try valid())]
+        fields.merge(extra) { $1 }
+        let nested = try Tokens.craft(header: fields, payload: Payloads.transaction())
+        let verifier = try Verifiers.production()
+        let notification = try verifier.verifyNotification(try signed(Payloads.notification(signedTransactionInfo: nested)),
+                                                           now: Fixture.now)
+        #expect { try verifier.enclosedTransaction(of: notification) } throws: {
+            ($0 as? AppStoreVerificationError)?.code == .verificationFailure
         }
     }
 

@@ -109,6 +109,36 @@ struct CompactJWSTests {
         #expect(CompactJWS.defaultMaxLength == 65_536)
     }
 
+    /// Headers as JSON text, and whether a reader that implements no JWS extension must refuse them.
+    static let headerCases: [(json: String, refused: Bool)] = [
+        (#"{"alg":"ES256"}"#, false),
+        (#"{"alg":"ES256","b64":true}"#, false),
+        (#"{"alg":"ES256","critical":["x"],"b64x":false}"#, false),
+        (#"{"alg":"ES256","crit":["exp"],"exp":1}"#, true),
+        (#"{"alg":"ES256","crit":[]}"#, true),
+        (#"{"alg":"ES256","b64":false}"#, true),
+        (#"{"alg":"ES256","b64":false,"crit":["b64"]}"#, true),
+        (#"{"alg":"ES256","\u0063rit":["x"]}"#, true),
+        (#"{"alg":"ES256","b\u0036\u0034":false}"#, true),
+    ]
+
+    @Test("crit (any: none is understood) and b64 false are refused by every header read; other fields are ignored",
+          arguments: headerCases)
+    func headerRules(json: String, refused: Bool) throws {
+        let token = Base64URL.encode(Data(json.utf8)) + ".e30.c2ln"
+        let parts = try JWSParts(token)
+        if refused {
+            for read in [{ _ = try parts.decodeHeader() }, { try parts.requireUnderstoodHeader() },
+                         { _ = try CompactJWS(token) }] as [() throws -> Void] {
+                let error = #expect(throws: CryptoError.self) { try read() }
+                #expect(error?.code == .unsupportedHeader, "\(error.map(String.init(describing:)) ?? "")")
+            }
+        } else {
+            #expect(try parts.decodeHeader().alg == "ES256")
+            try parts.requireUnderstoodHeader()
+        }
+    }
+
     @Test("sign → parse → verify round trip carries alg, kid, typ and the payload")
     func signRoundTrip() throws {
         let payload = Data(#"{"hello":"world"}"#.utf8)

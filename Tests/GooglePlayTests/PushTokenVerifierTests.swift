@@ -54,6 +54,13 @@ struct PushTokenVerifierTests {
         Rejection("no exp", .malformed) { spec, _ in spec.claims["exp"] = nil },
         Rejection("aud as an array", .malformed) { spec, _ in spec.claims["aud"] = [TokenSpec.audience] },
         Rejection("alg HS256", .unsupportedAlgorithm) { spec, _ in spec.header["alg"] = "HS256" },
+        Rejection("crit naming an extension not understood", .unsupportedHeader) { spec, _ in spec.header["crit"] = ["exp"] },
+        Rejection("crit empty", .unsupportedHeader) { spec, _ in spec.header["crit"] = [String]() },
+        Rejection("b64 false", .unsupportedHeader) { spec, _ in spec.header["b64"] = false },
+        Rejection("b64 false named in crit", .unsupportedHeader) { spec, _ in
+            spec.header["b64"] = false
+            spec.header["crit"] = ["b64"]
+        },
         Rejection("bad signature and wrong issuer reports the signature", .badSignature) { spec, _ in
             spec.key = TestKeys.b
             spec.claims["iss"] = "https://evil.example.com"

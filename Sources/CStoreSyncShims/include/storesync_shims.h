@@ -91,6 +91,9 @@ struct storesync_mhd_options {
     unsigned int connection_limit;
     /// 0 for no per-client-address limit.
     unsigned int per_ip_connection_limit;
+    /// Bytes of each connection's memory pool (request line, headers, read buffer). Headers past it get
+    /// libmicrohttpd's own 431 page, so it is set well above the server's own header limit.
+    size_t connection_memory_limit;
     /// PEM certificate and key; both NULL for plain HTTP.
     const char *tls_certificate_pem;
     const char *tls_key_pem;
