@@ -37,7 +37,8 @@ public enum StoreSyncCLI {
             """
     }
 
-    /// Runs the command line and returns the process exit status: 0 success, 1 failure, 2 bad usage.
+    /// Runs the command line and returns the process exit status: 0 success, 1 failure, 2 bad usage or a
+    /// database that cannot serve this build (`StartupRefusal`).
     public static func main(_ argv: [String]) async -> Int32 {
         var tokens = Array(argv.dropFirst())
         guard let name = tokens.first, !["--help", "-h", "help"].contains(name) else {
@@ -59,6 +60,9 @@ public enum StoreSyncCLI {
             try environment.configureLogging()
             return try await command.run(&arguments, environment: environment)
         } catch let error as UsageError {
+            FileHandle.standardError.write(Data("storesync \(name): \(error.message)\n".utf8))
+            return 2
+        } catch let error as StartupRefusal {
             FileHandle.standardError.write(Data("storesync \(name): \(error.message)\n".utf8))
             return 2
         } catch {

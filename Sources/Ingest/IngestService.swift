@@ -4,6 +4,7 @@ import HTTP
 import Logging
 import Metrics
 import Postgres
+import Synchronization
 
 /// The thin ingestion endpoints, `POST /webhook/apple` and `POST /webhook/google-play`.
 ///
@@ -32,9 +33,13 @@ public struct IngestService: Sendable {
     private let requests: Counter
     private let latency: Histogram
     private let logger = Logger(component: "ingest")
+    private let accepting: Switch
 
-    public init(pool: PostgresPool, metrics: MetricsRegistry) {
+    /// - Parameter accepting: whether webhooks are stored from the start; `false` answers them 503 until
+    ///   `open()`, for a process that listens before it has checked its database.
+    public init(pool: PostgresPool, metrics: MetricsRegistry, accepting: Bool = true) {
         self.pool = pool
+        self.accepting = Switch(accepting)
         commits = GroupCommit(maxBatch: 200) { batch in await Self.store(batch, pool: pool) }
         requests = metrics.counter("storesync_http_requests_total", help: "HTTP requests by route and status.",
                                    labels: ["route", "status"])
@@ -50,6 +55,9 @@ public struct IngestService: Sendable {
             for _ in 0..<max(1, flushers) { group.addTask { await commits.runFlusher() } }
         }
     }
+
+    /// Starts storing webhooks (see `init`'s `accepting`).
+    public func open() { accepting.turnOn() }
 
     /// Lets `run()` commit what is pending and return; call after the server has stopped.
     public func close() async { await commits.close() }
@@ -79,6 +87,7 @@ public struct IngestService: Sendable {
     }
 
     private func store(_ request: HTTPRequest, from source: WebhookSource, receivedAt: Date) async -> HTTPResponse {
+        guard accepting.isOn else { return .error(503, "starting: waiting for the database") }
         guard let host = WebhookBody.host(fromHeader: request.header("host")) else {
             // Not an account that does not exist but a request no account could match: the sender's mistake.
             let reason = request.header("host") == nil ? "missing Host header" : "malformed Host header"
@@ -134,4 +143,15 @@ extension IngestService {
             return Array(repeating: .failure(failure), count: batch.count)
         }
     }
+}
+
+/// A flag that only ever goes from off to on, read on every request.
+private final class Switch: Sendable {
+    private let on: Atomic<Bool>
+
+    init(_ initially: Bool) { on = Atomic(initially) }
+
+    var isOn: Bool { on.load(ordering: .acquiring) }
+
+    func turnOn() { on.store(true, ordering: .releasing) }
 }

@@ -76,7 +76,8 @@ public actor PostgresConnection {
             // libpq's message can quote the connection string, password and all.
             let message = ConnectionString.redact(Self.errorMessage(conn), secretsOf: url)
             PQfinish(conn)
-            throw PostgresError(.connectionLost, message: "cannot connect: \(message)")
+            throw PostgresError(PostgresError.isLoginRefusal(message) ? .loginRefused : .connectionLost,
+                                message: "cannot connect: \(message)")
         }
         PQsetNoticeProcessor(conn, { _, message in
             guard let message else { return }
@@ -110,6 +111,19 @@ public actor PostgresConnection {
     public var isBroken: Bool {
         guard let handle else { return true }
         return PQstatus(handle) != CONNECTION_OK
+    }
+
+    /// Whether an idle connection still reaches its server, found without blocking: a server that shut down
+    /// or restarted has closed the socket (usually after a last FATAL message), so it reads as ready; an idle
+    /// connection otherwise has nothing to read. Lets a pool drop connections an outage killed before a
+    /// caller's statement fails on one.
+    public func isStillConnected() -> Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, 0)
+        if ready < 0 { return false }
+        if ready > 0 && PQconsumeInput(handle) != 1 { return false }
+        return PQstatus(handle) == CONNECTION_OK
     }
 
     /// Runs a parameterized statement (`$1…`).

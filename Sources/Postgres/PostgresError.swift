@@ -12,6 +12,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let serializationFailure = Code("serialization failure")
         /// The server went away or could not be reached; reconnect with backoff.
         public static let connectionLost = Code("connection lost")
+        /// The server answered but refused this login — wrong password, unknown role or database, no
+        /// `pg_hba.conf` entry: a configuration error that connecting again cannot fix.
+        public static let loginRefused = Code("login refused")
         /// The connection string is not one libpq can parse: a configuration error that connecting again
         /// cannot fix.
         public static let invalidConnectionString = Code("invalid connection string")
@@ -52,6 +55,15 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case _ where sqlState.hasPrefix("08"): .connectionLost
         default: .other
         }
+    }
+
+    /// Whether a failed connection attempt's libpq message is the server refusing the login itself (as
+    /// opposed to being unreachable, starting up, shutting down or full). libpq reports no SQLSTATE for a
+    /// failed connection, so its wording is all there is to go on; anything unrecognised stays transient.
+    static func isLoginRefusal(_ message: String) -> Bool {
+        let refusals = ["authentication failed", "no pg_hba.conf entry", "no password supplied", "password is required",
+                        "does not exist", "permission denied for database", "not permitted to log in"]
+        return refusals.contains { message.contains($0) }
     }
 
     /// Whether running the same work again (on a fresh transaction or connection) may succeed.

@@ -16,7 +16,7 @@ public enum PostgresListener {
         let (stream, continuation) = AsyncStream.makeStream(of: ListenerEvent.self, bufferingPolicy: .bufferingNewest(64))
         let task = Task {
             let logger = Logger(component: "listener").with(["channel": .string(channel)])
-            var backoff = ReconnectBackoff()
+            var backoff = ReconnectBackoff(base: .milliseconds(100), cap: .seconds(1))
             while !Task.isCancelled {
                 do {
                     let connection = try await PostgresConnection.connect(url: url, applicationName: applicationName)

@@ -26,16 +26,36 @@ public struct PostgresConfiguration: Sendable {
 /// A small pool of connections, each on its own thread (see `PostgresConnection`).
 ///
 /// Connections are opened lazily up to `poolSize`; a connection that broke is dropped on return and
-/// replaced on demand, with capped, jittered backoff between failed connection attempts.
+/// replaced on demand. An idle connection is checked before it is lent again if it sat idle long enough
+/// for the server to have gone away meanwhile.
+///
+/// While the database is unreachable the pool probes it on demand rather than on a timer: a caller that
+/// needs a new connection then tries one itself, at most one probe runs at a time (spaced at least
+/// `probeSpacing` apart, so a flood of callers cannot flood a recovering server with connection attempts),
+/// and callers arriving meanwhile wait for that probe. When it succeeds they all connect at once; when it
+/// fails they fail with its error. So an outage ends for callers within one probe of the server accepting
+/// connections again, however long it lasted — a backoff grown during the outage would keep failing them
+/// for as long again.
 public actor PostgresPool {
+    /// Least time between two probes of an unreachable database.
+    static let probeSpacing: Duration = .milliseconds(100)
+    /// An idle connection older than this is checked (without a round trip) before it is lent.
+    static let idleCheckAge: Duration = .milliseconds(500)
+    /// While the database stays unreachable, a warning at most this often.
+    static let outageWarningInterval: Duration = .seconds(10)
+
     public nonisolated let configuration: PostgresConfiguration
-    private var idle: [PostgresConnection] = []
+    private var idle: [(connection: PostgresConnection, since: ContinuousClock.Instant)] = []
     private var opened = 0
     private var waiters: [(id: UInt64, continuation: CheckedContinuation<PostgresConnection, any Error>)] = []
     private var nextWaiterID: UInt64 = 0
-    private var backoff = ReconnectBackoff()
-    private var retryNotBefore: ContinuousClock.Instant?
-    private var lastConnectError: PostgresError?
+    /// False from a failed connection attempt until one succeeds.
+    private var reachable = true
+    private var outage: (since: ContinuousClock.Instant, attempts: Int, lastWarning: ContinuousClock.Instant)?
+    private var probing = false
+    private var lastProbe: ContinuousClock.Instant?
+    /// Callers waiting for the running probe; resumed once it has an answer.
+    private var probeWaiters: [CheckedContinuation<Void, any Error>] = []
     private var closed = false
     private let logger = Logger(component: "postgres")
 
@@ -82,7 +102,7 @@ public actor PostgresPool {
     /// Closes idle connections and refuses new work; connections in use close when returned.
     public func close() async {
         closed = true
-        for connection in idle { await connection.close() }
+        for (connection, _) in idle { await connection.close() }
         idle.removeAll()
         for waiter in waiters {
             waiter.continuation.resume(throwing: PostgresError(.connectionLost, message: "pool is closed"))
@@ -92,7 +112,12 @@ public actor PostgresPool {
 
     private func acquire() async throws -> PostgresConnection {
         guard !closed else { throw PostgresError(.connectionLost, message: "pool is closed") }
-        if let connection = idle.popLast() { return connection }
+        while let (connection, since) = idle.popLast() {
+            if ContinuousClock.now - since < Self.idleCheckAge { return connection }
+            if await connection.isStillConnected() { return connection }
+            opened -= 1
+            await connection.close()
+        }
         if opened < configuration.poolSize { return try await openConnection() }
         return try await waitForConnection()
     }
@@ -100,32 +125,84 @@ public actor PostgresPool {
     private func openConnection() async throws -> PostgresConnection {
         opened += 1
         do {
-            if let notBefore = retryNotBefore, notBefore > .now {
-                let wait = notBefore - .now
-                guard wait < configuration.acquireTimeout else {
-                    throw lastConnectError ?? PostgresError(.connectionLost, message: "database unreachable")
-                }
-                try await Task.sleep(until: notBefore)
-            }
-            let connection = try await PostgresConnection.connect(
-                url: configuration.url, applicationName: configuration.applicationName)
+            if !reachable { try await awaitProbe() }
+            return try await connect()
+        } catch {
+            opened -= 1
+            throw error
+        }
+    }
+
+    /// Returns once a connection attempt may succeed: at once if this caller's own attempt is to be the
+    /// probe, after the running probe succeeded otherwise; throws the probe's error if it failed.
+    private func awaitProbe() async throws {
+        if probing {
+            try await withCheckedThrowingContinuation { probeWaiters.append($0) }
+            return
+        }
+        probing = true
+        if let lastProbe, ContinuousClock.now < lastProbe + Self.probeSpacing {
+            try? await Task.sleep(until: lastProbe + Self.probeSpacing)
+        }
+        lastProbe = .now
+        // This caller's own attempt (in `openConnection`) is the probe; `connect` reports its outcome.
+    }
+
+    /// One connection attempt, which also settles a running probe: a success lets every caller waiting on
+    /// the probe connect, a failure fails them all.
+    private func connect() async throws -> PostgresConnection {
+        do {
+            let connection = try await PostgresConnection.connect(url: configuration.url,
+                                                                  applicationName: configuration.applicationName)
             if let timeout = configuration.statementTimeout {
                 try await connection.query("SELECT set_config('statement_timeout', $1, false)", [String(timeout.milliseconds)])
             }
-            backoff.recordSuccess()
-            retryNotBefore = nil
+            markReachable()
             return connection
         } catch {
-            opened -= 1
-            if let error = error as? PostgresError, error.code == .connectionLost {
-                let delay = backoff.recordFailure()
-                retryNotBefore = .now + delay
-                lastConnectError = error
-                logger.warning("database connection failed", [
-                    "error": .string(error.message), "retry_in_ms": .int(Int(delay.milliseconds)),
+            if let error = error as? PostgresError, error.code == .connectionLost { markUnreachable(error) }
+            settleProbe(with: error)
+            throw error
+        }
+    }
+
+    private func markReachable() {
+        if let outage {
+            logger.info("database reachable again", [
+                "down_ms": .int(Int((ContinuousClock.now - outage.since).milliseconds)), "attempts": .int(outage.attempts),
+            ])
+        }
+        reachable = true
+        outage = nil
+        settleProbe(with: nil)
+    }
+
+    private func markUnreachable(_ error: PostgresError) {
+        reachable = false
+        let now = ContinuousClock.now
+        if var current = outage {
+            current.attempts += 1
+            if now - current.lastWarning >= Self.outageWarningInterval {
+                current.lastWarning = now
+                logger.warning("database still unreachable", [
+                    "error": .string(error.message), "down_ms": .int(Int((now - current.since).milliseconds)),
+                    "attempts": .int(current.attempts),
                 ])
             }
-            throw error
+            outage = current
+        } else {
+            outage = (now, 1, now)
+            logger.warning("database connection failed; probing it on demand", ["error": .string(error.message)])
+        }
+    }
+
+    private func settleProbe(with error: (any Error)?) {
+        guard probing else { return }
+        probing = false
+        let waiting = probeWaiters
+        probeWaiters.removeAll()
+        for waiter in waiting {
+            if let error { waiter.resume(throwing: error) } else { waiter.resume() }
         }
     }
 
@@ -163,7 +240,7 @@ public actor PostgresPool {
         if !waiters.isEmpty {
             waiters.removeFirst().continuation.resume(returning: connection)
         } else {
-            idle.append(connection)
+            idle.append((connection, .now))
         }
     }
 
@@ -171,7 +248,7 @@ public actor PostgresPool {
         guard !waiters.isEmpty, opened < configuration.poolSize else { return }
         do {
             let connection = try await openConnection()
-            if waiters.isEmpty { idle.append(connection) } else {
+            if waiters.isEmpty { idle.append((connection, .now)) } else {
                 waiters.removeFirst().continuation.resume(returning: connection)
             }
         } catch {

@@ -88,7 +88,7 @@ public final class Worker: Sendable {
         let slots = max(1, configuration.concurrency)
         let refillThreshold = max(1, slots / 4)
         var backlog = false
-        var failures = ReconnectBackoff(base: .milliseconds(200), cap: .seconds(10))
+        var failures = ReconnectBackoff(base: .milliseconds(200), cap: .seconds(1))
         var connection: PostgresConnection?
         while !isStopping {
             let free = slots - inFlightCount

@@ -55,10 +55,12 @@ import Testing
         }
     }
 
-    @Test func workRefusesToStartOnAnUnmigratedDatabase() async throws {
+    @Test("serve and work refuse an unmigrated database with exit 2 and one line saying why",
+          arguments: [["work", "--metrics-listen", "off"], ["serve", "--listen", "127.0.0.1:0"]])
+    func refusesToStartOnAnUnmigratedDatabase(_ command: [String]) async throws {
         try await TestDatabase.with(migrated: false) { database in
-            let result = try await ChildProcess.run("storesync", ["work"], environment: ["DATABASE_URL": database.url])
-            #expect(result.status == 1)
+            let result = try await ChildProcess.run("storesync", command, environment: ["DATABASE_URL": database.url])
+            #expect(result.status == 2)
             #expect(result.stderr.contains("database schema is behind this build"))
             #expect(result.stderr.contains("storesync migrate"))
         }

@@ -29,9 +29,14 @@ public final class ChildProcess: @unchecked Sendable {
         throw TestSetupError("cannot find the \(name) binary: set \(variable) or run `deploy/dev.sh test`")
     }
 
-    public init(_ binary: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
-        let path = try Self.binary(binary).path
-        name = binary
+    public convenience init(_ binary: String, _ arguments: [String], environment: [String: String] = [:],
+                            stdin: Data? = nil) throws {
+        try self.init(path: try Self.binary(binary).path, arguments, environment: environment, stdin: stdin)
+    }
+
+    /// Any program, by its absolute path (PostgreSQL's tools for a private cluster).
+    public init(path: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
+        name = URL(fileURLWithPath: path).lastPathComponent
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
         let stdinPipe = try Self.pipe(), stdoutPipe = try Self.pipe(), stderrPipe = try Self.pipe()

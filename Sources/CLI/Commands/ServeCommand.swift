@@ -41,11 +41,10 @@ struct ServeCommand: Command {
         postgres.acquireTimeout = .seconds(2)
         postgres.statementTimeout = .seconds(3)
         let pool = PostgresPool(postgres)
-        try await pool.withConnection { try await Migrator().requireCurrent($0) }
 
         let metrics = MetricsRegistry()
         var router = HTTPRouter()
-        let ingest = IngestService(pool: pool, metrics: metrics)
+        let ingest = IngestService(pool: pool, metrics: metrics, accepting: false)
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
         OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
@@ -56,15 +55,19 @@ struct ServeCommand: Command {
         let logger = Logger(component: "serve")
         logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port))])
 
-        await waitForTermination {
-            ServiceNotifier.ready()
-        }
+        // Listening before the database is there: /healthz answers, /readyz and the webhooks say 503 (which
+        // the stores retry) until it is, instead of the process exiting and leaving nothing to answer.
+        let outcome = await runUntilTerminated(startup: {
+            try await DatabaseStartup.waitUntilReady(pool, logger: logger)
+            ingest.open()
+        }, ready: { ServiceNotifier.ready() })
         ServiceNotifier.stopping()
         logger.info("stopping: finishing requests in flight", ["grace_ms": .int(Int(grace.milliseconds))])
         await server.stop(grace: grace)
         await ingest.close()
         await commits.value
         await pool.close()
+        try outcome.get()
         logger.info("stopped")
         return 0
     }
@@ -92,6 +95,41 @@ struct Listen {
         configuration.port = port
         return configuration
     }
+}
+
+/// Runs `startup`, then `ready`, and returns at SIGTERM or SIGINT — also one that arrives while `startup`
+/// still runs, which cancels it. The result is `startup`'s failure, if it failed, which ends the wait too;
+/// the caller shuts down either way and throws it afterwards.
+func runUntilTerminated(startup: @escaping @Sendable () async throws -> Void, ready: @escaping @Sendable () -> Void) async
+    -> Result<Void, any Error>
+{
+    enum Event: Sendable {
+        case started
+        case failed(any Error)
+        case terminate
+    }
+    let (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    let signals = TerminationSignals { continuation.yield(.terminate) }
+    let starting = Task {
+        do {
+            try await startup()
+            continuation.yield(.started)
+        } catch is CancellationError {
+        } catch {
+            continuation.yield(.failed(error))
+        }
+    }
+    defer { signals.cancel() }
+    for await event in events {
+        switch event {
+        case .started: ready()
+        case .failed(let error): return .failure(error)
+        case .terminate:
+            starting.cancel()
+            return .success(())
+        }
+    }
+    return .success(())
 }
 
 /// Suspends until SIGTERM or SIGINT; `ready` runs once the signal handlers are in place.

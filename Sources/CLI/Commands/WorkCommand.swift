@@ -91,7 +91,6 @@ struct WorkCommand: Command {
         try arguments.finish()
         let postgres = try environment.postgres(defaultSize: 6, applicationName: "storesync-work")
         let pool = PostgresPool(postgres)
-        try await pool.withConnection { try await Migrator().requireCurrent($0) }
 
         var registry = HandlerRegistry()
         registry.register(PurgeHandler.kind, PurgeHandler())
@@ -111,18 +110,26 @@ struct WorkCommand: Command {
             Logger(component: "work").info("metrics listening", ["host": .string(listen.host),
                                                                  "port": .int(Int(server?.port ?? 0))])
         }
-        let sampler = Task { await observer.sampleQueue(pool: pool, every: .seconds(15)) }
+        // The operations listener is up before the database is: /readyz says 503 while the worker waits. A
+        // stop meanwhile cancels only the wait; a running worker is stopped gracefully, never cancelled.
+        let waiting = Task { try await DatabaseStartup.waitUntilReady(pool, logger: Logger(component: "work")) }
         let signals = TerminationSignals {
             ServiceNotifier.stopping()
             worker.stop()
+            waiting.cancel()
         }
-        ServiceNotifier.ready()
-        await worker.run()
+        let started = await waiting.result
+        if case .success = started {
+            let sampler = Task { await observer.sampleQueue(pool: pool, every: .seconds(15)) }
+            ServiceNotifier.ready()
+            await worker.run()
+            sampler.cancel()
+        }
         signals.cancel()
-        sampler.cancel()
         await server?.stop(grace: .seconds(2))
         await http.shutdown()
         await pool.close()
+        if case .failure(let error) = started, !(error is CancellationError) { throw error }
         return 0
     }
 }
