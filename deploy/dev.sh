@@ -36,7 +36,7 @@ die() { echo "dev.sh: $*" >&2; exit 1; }
 note() { echo "dev.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 2
 }
 
