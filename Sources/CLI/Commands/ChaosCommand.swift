@@ -240,7 +240,11 @@ struct ChaosCommand: Command {
         var quiet = 0
         while ContinuousClock.now < deadline {
             let jobs = try? await pool.query("SELECT count(*)::int FROM jobs")[0].decode(0, as: Int.self)
-            let pushing = google.play.pushes.contains { !$0.acknowledged && !$0.abandoned && !$0.attempts.isEmpty }
+            // A lost push has one attempt, `dropped`, and is never redelivered.
+            let pushing = google.play.pushes.contains { push in
+                !push.acknowledged && !push.abandoned && !push.attempts.isEmpty
+                    && push.attempts.last?.delivery.outcome != .dropped
+            }
             // Twice in a row, a second apart: a job's completion may enqueue a follow-up (an acknowledgement, a
             // refund check) in the same commit, so an empty queue seen once is enough, but pushes answer late.
             quiet = jobs == 0 && !pushing ? quiet + 1 : 0
