@@ -9,7 +9,8 @@
 #                                          purchases mirrored; STORESYNC_DEMO=off skips it); Ctrl-C
 #                                          stops them all, then PostgreSQL
 #   deploy/dev.sh test [swift test args…]  debug build (warnings are errors), a migrated template
-#                                          database, then `swift test`; exits with its code
+#                                          database, then `swift test`, the fuzz run and a short
+#                                          chaos run (deploy/bench/chaos.sh); exits with its code
 #   deploy/dev.sh pg-start | pg-stop       start or stop the embedded PostgreSQL by hand
 #   deploy/dev.sh env                      print `export …` lines for it: eval "$(deploy/dev.sh env)"
 #
@@ -35,7 +36,7 @@ die() { echo "dev.sh: $*" >&2; exit 1; }
 note() { echo "dev.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,14s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 2
 }
 
@@ -306,6 +307,12 @@ cmd_test() {
     swift test --package-path "$ROOT" --skip-build --disable-xctest "$@" || rc=$?
     if ((rc == 0)) && [[ -f $ROOT/Tests/FuzzTesting/run.sh ]]; then
         bash "$ROOT/Tests/FuzzTesting/run.sh" || rc=$?
+    fi
+    # A short chaos run (about a minute, its own PostgreSQL): its verdict is the mirror against the simulators'
+    # truth, never a timing; its waits are bounded and say what they waited for. STORESYNC_CHAOS=off skips it.
+    if ((rc == 0)) && [[ ${STORESYNC_CHAOS:-on} != off ]]; then
+        bash "$ROOT/deploy/bench/chaos.sh" "$STORESYNC_BIN" --workers 2 --purchases 24 --duration 20 --kill-every 3 \
+            --drain-timeout 180 || rc=$?
     fi
     return "$rc"
 }

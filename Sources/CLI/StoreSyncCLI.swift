@@ -17,7 +17,7 @@ public enum StoreSyncCLI {
         MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self, DeadLettersCommand.self,
         AccountsCommand.self, ConnectionsCommand.self, PlansCommand.self, ProductsCommand.self, CustomersCommand.self,
         TokensCommand.self, SyncCommand.self, VerifyCommand.self, BenchCommand.self, SimulatorCommand.self,
-        DemoCommand.self,
+        DemoCommand.self, ChaosCommand.self,
     ]
 
     static var usage: String {
