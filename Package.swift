@@ -10,7 +10,8 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0008__token_acknowledgements.sql", "V0009__receipt_scope.sql",
                                     "V0010__lease_by_priority.sql",
                                     "V0011__worker_column_grants.sql",
-                                    "V0012__account_token_integrity.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0012__account_token_integrity.sql",
+                                    "V0013__ingest_connection_trust.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -58,7 +59,8 @@ let package = Package(
 
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
-        .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto", "AppStore", "GooglePlay"],
+        .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto", "AppStore", "GooglePlay",
+                                               "Mirror", "StoreModel"],
                 swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),
@@ -85,7 +87,7 @@ let package = Package(
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
         .testTarget(name: "PipelineTests", dependencies: ["Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
-                                                         "TestSupport", "storesync", "GooglePlay", "Operations"], swiftSettings: strict),
+                                                         "TestSupport", "storesync", "GooglePlay", "Operations", "Logging"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "TestSupport"],
                     swiftSettings: strict),
@@ -95,7 +97,8 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: strict),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport"],
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport",
+                                                       "AppStore", "Crypto", "GooglePlay", "Mirror"],
                     swiftSettings: strict),
         .testTarget(name: "MirrorTests", dependencies: ["Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
                     swiftSettings: strict),

@@ -13,5 +13,12 @@ public enum AppleRoots {
         }
     }()
 
+    /// The roots a connection trusts: the PEM certificates it was configured with (a simulator's), or Apple
+    /// Root CA - G3 when it names none.
+    public static func trusted(pem: String?) throws -> [Certificate] {
+        guard let pem else { return [rootCAG3] }
+        return try Certificate.load(Data(pem.utf8))
+    }
+
     public static let rootCAG3Fingerprint = "63343abfb89a6a03ebb57e9b3f5fa7be7c4f5c756f3017b3a8c488c3653e9179"
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GooglePlay
 import HTTP
 import Logging
 import Metrics
@@ -8,8 +9,9 @@ import Synchronization
 
 /// The thin ingestion endpoints, `POST /webhook/apple` and `POST /webhook/google-play`.
 ///
-/// Each request is checked cheaply (size — enforced by the server —, JSON of the store's outer shape, a known
-/// `Host`), then stored with its exact bytes, the headers the worker needs and the receive time as a job, and
+/// Each request is checked (size — enforced by the server —, JSON of the store's outer shape, a known `Host`)
+/// and verified at receipt (`WebhookAuthenticator`: the store's signature for one of the account's
+/// connections; a forgery gets 400/401/404 and nothing is stored), then stored with its exact bytes, the headers the worker needs and the receive time as a job, and
 /// answered 200 only once that has committed. Requests arriving together are stored by one statement and one
 /// durable commit (group commit), so the disk's fsync rate does not cap the endpoint. A database that is down
 /// or slow gets a 503 within a few seconds, which Apple and Pub/Sub both retry; nothing is ever acknowledged
@@ -31,18 +33,26 @@ public struct IngestService: Sendable {
     private let pool: PostgresPool
     private let commits: GroupCommit<Arrival, Result<Int64?, PostgresError>>
     private let requests: Counter
+    private let refusals: Counter
+    private let authenticator: WebhookAuthenticator
     private let latency: Histogram
     private let logger = Logger(component: "ingest")
     private let accepting: Switch
 
-    /// - Parameter accepting: whether webhooks are stored from the start; `false` answers them 503 until
-    ///   `open()`, for a process that listens before it has checked its database.
-    public init(pool: PostgresPool, metrics: MetricsRegistry, accepting: Bool = true) {
+    /// - Parameters:
+    ///   - keyCaches: where Google's push-signing keys are fetched and kept (the only outbound HTTP ingest does).
+    ///   - accepting: whether webhooks are stored from the start; `false` answers them 503 until `open()`, for
+    ///     a process that listens before it has checked its database.
+    public init(pool: PostgresPool, metrics: MetricsRegistry, keyCaches: GoogleKeyCaches, accepting: Bool = true) {
         self.pool = pool
+        authenticator = WebhookAuthenticator(pool: pool, keyCaches: keyCaches)
         self.accepting = Switch(accepting)
         commits = GroupCommit(maxBatch: 200) { batch in await Self.store(batch, pool: pool) }
         requests = metrics.counter("storesync_http_requests_total", help: "HTTP requests by route and status.",
                                    labels: ["route", "status"])
+        refusals = metrics.counter("storesync_webhook_refused_total",
+                                   help: "Webhooks refused at receipt as not genuine or for no connection, by route and reason.",
+                                   labels: ["route", "reason"])
         latency = metrics.histogram("storesync_ingest_duration_seconds",
                                     help: "Time from receiving a notification to its job being committed.",
                                     labels: ["route"])
@@ -101,10 +111,27 @@ public struct IngestService: Sendable {
             ])
             return .error(400, rejection.reason)
         }
-        let headers: String? = switch source {
-        case .apple: nil
-        case .googlePlay: request.header("authorization").map { #"{"authorization":\#(JSON.quoted($0))}"# }
+        let authorization = source == .googlePlay ? request.header("authorization") : nil
+        switch await authenticator.authenticate(request.body, from: source, host: host, authorization: authorization,
+                                                receivedAt: receivedAt) {
+        case .genuine: break
+        case .unknownHost:
+            logger.info("webhook for an unknown host", ["route": .string(source.path), "host": .string(host)])
+            return .error(404, "unknown host")
+        case .refused(let status, let code, let reason):
+            refusals.increment(source.path, code)
+            logger.warning("webhook refused at receipt; nothing stored", [
+                "route": .string(source.path), "host": .string(host), "status": .int(status), "code": .string(code),
+                "reason": .string(String(reason.prefix(500))), "sha256": .string(Hex.encode(Digest.sha256(request.body))),
+            ])
+            return .error(status, reason)
+        case .unavailable(let reason):
+            logger.error("cannot verify a webhook now; answering 503 so the store retries", [
+                "route": .string(source.path), "host": .string(host), "reason": .string(String(reason.prefix(500))),
+            ])
+            return .error(503, "temporarily unavailable")
         }
+        let headers = authorization.map { #"{"authorization":\#(JSON.quoted($0))}"# }
         do {
             let arrival = Arrival(host: host, kind: source.jobKind, body: request.body, headers: headers,
                                   receivedAt: receivedAt)

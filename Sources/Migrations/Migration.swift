@@ -36,5 +36,6 @@ extension Migration {
         Migration(version: 10, name: "lease_by_priority", bytes: PackageResources.V0010__lease_by_priority_sql),
         Migration(version: 11, name: "worker_column_grants", bytes: PackageResources.V0011__worker_column_grants_sql),
         Migration(version: 12, name: "account_token_integrity", bytes: PackageResources.V0012__account_token_integrity_sql),
+        Migration(version: 13, name: "ingest_connection_trust", bytes: PackageResources.V0013__ingest_connection_trust_sql),
     ]
 }

@@ -39,6 +39,11 @@ public enum Catalog {
     /// The day from which new connections require SubscriptionFlow-issued account tokens by default.
     public static let issuedTokensRequiredFrom = Date(timeIntervalSince1970: 1_793_145_600)  // 2026-10-28T00:00:00Z
 
+    /// A new account (tenant) for `host`, lowercase and without a port; its id.
+    public static func addAccount(host: String, name: String = "", on db: isolated PostgresConnection) throws -> Int64 {
+        try db.query("INSERT INTO accounts (host, name) VALUES ($1, $2) RETURNING id", [host, name])[0].decode(0)
+    }
+
     public static func addConnection(_ new: NewConnection, now: Date = Date(),
                                      on db: isolated PostgresConnection) throws -> StoreConnection {
         let requireIssued = new.requireIssuedTokens ?? (now >= issuedTokensRequiredFrom)

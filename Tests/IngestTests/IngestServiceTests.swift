@@ -1,4 +1,5 @@
 import Foundation
+import GooglePlay
 import HTTP
 import Ingest
 import Metrics
@@ -12,8 +13,9 @@ import Testing
 /// what is refused stores nothing, and a database outage is a 503, never a lost notification.
 @Suite struct IngestServiceTests {
     static let host = "billing.test"
-    static let appleBody = Data(#"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.eyJub3RpZmljYXRpb25UeXBlIjoiVEVTVCJ9.c2ln"}"#.utf8)
-    static let googleBody = Data(#"{"message":{"data":"e30=","messageId":"42","publishTime":"2026-11-29T14:00:00Z"},"subscription":"projects/p/subscriptions/s"}"#.utf8)
+    static var appleBody: Data { SignedWebhooks.appleBody() }
+    static let googleBody = SignedWebhooks.googleBody()
+    static let pushAuthorization = SignedWebhooks.authorization(host: host)
 
     /// A running `serve`-equivalent (ingest + operations endpoints) on a fresh database with one account.
     struct Service {
@@ -21,6 +23,7 @@ import Testing
         let server: HTTPServer
         let client: HTTPClient
         let ingestPool: PostgresPool
+        let metrics: MetricsRegistry
 
         func post(_ path: String, _ body: Data, host: String = IngestServiceTests.host,
                   headers: [(name: String, value: String)] = []) async throws -> HTTPClientResponse {
@@ -39,15 +42,18 @@ import Testing
         }
     }
 
-    private func withService(_ body: (Service) async throws -> Void) async throws {
+    func withService(_ body: (Service) async throws -> Void) async throws {
         try await TestDatabase.with { database in
-            try await database.pool.query("INSERT INTO accounts (host, name) VALUES ($1, 'Test')", [Self.host])
+            let keyServer = try SignedWebhooks.startKeyServer()
+            try await SignedWebhooks.addAccount(host: Self.host, jwksURL: "http://127.0.0.1:\(keyServer.port)/certs",
+                                                pool: database.pool)
             let ingestPool = PostgresPool(PostgresConfiguration(url: database.url, poolSize: 4, acquireTimeout: .seconds(2),
                                                                 applicationName: "storesync-serve",
                                                                 statementTimeout: .seconds(3)))
             let metrics = MetricsRegistry()
             var router = HTTPRouter()
-            let ingest = IngestService(pool: ingestPool, metrics: metrics)
+            let keysHTTP = try HTTPClient()
+            let ingest = IngestService(pool: ingestPool, metrics: metrics, keyCaches: GoogleKeyCaches(http: keysHTTP))
             ingest.install(into: &router)
             let commits = Task { await ingest.run() }
             OperationsEndpoints.install(into: &router, pool: ingestPool, metrics: metrics)
@@ -55,12 +61,14 @@ import Testing
             configuration.onRejection = { ingest.count($0) }
             let server = try HTTPServer(configuration: configuration, router: router)
             let client = try HTTPClient()
-            let service = Service(database: database, server: server, client: client, ingestPool: ingestPool)
+            let service = Service(database: database, server: server, client: client, ingestPool: ingestPool, metrics: metrics)
             func shutDown() async {
                 await server.stop(grace: .seconds(1))
                 await ingest.close()
                 await commits.value
                 await client.shutdown()
+                await keysHTTP.shutdown()
+                await keyServer.stop(grace: .seconds(1))
                 await ingestPool.close()
             }
             do {
@@ -75,22 +83,23 @@ import Testing
 
     @Test func bothEndpointsStoreExactlyWhatArrived() async throws {
         try await withService { (service: Service) async throws in
-            let apple = try await service.post("/webhook/apple", Self.appleBody)
-            #expect(apple.status == 200)
+            let appleBody = Self.appleBody
+            let apple = try await service.post("/webhook/apple", appleBody)
+            #expect(apple.status == 200, "\(String(decoding: apple.body, as: UTF8.self))")
             let google = try await service.post("/webhook/google-play", Self.googleBody,
-                                                headers: [("Authorization", "Bearer eyJ.token.sig")])
-            #expect(google.status == 200)
+                                                headers: [("Authorization", Self.pushAuthorization)])
+            #expect(google.status == 200, "\(String(decoding: google.body, as: UTF8.self))")
             let rows = try await service.database.pool.query("""
                 SELECT kind, raw, headers::text, (payload->>'account_id')::bigint, (payload->>'received_at')::timestamptz
                 FROM jobs ORDER BY id
                 """)
             #expect(rows.count == 2)
             #expect(try rows[0].decode(0, as: String.self) == "apple.notification")
-            #expect(try rows[0].decode(1, as: Data.self) == Self.appleBody)
+            #expect(try rows[0].decode(1, as: Data.self) == appleBody)
             #expect(try rows[0].decodeOptional(2, as: String.self) == nil)
             #expect(try rows[1].decode(0, as: String.self) == "google.notification")
             #expect(try rows[1].decode(1, as: Data.self) == Self.googleBody)
-            #expect(try rows[1].decode(2, as: String.self) == #"{"authorization": "Bearer eyJ.token.sig"}"#)
+            #expect(try rows[1].decode(2, as: String.self) == #"{"authorization": "\#(Self.pushAuthorization)"}"#)
             let accountID = try await service.database.pool.query("SELECT id FROM accounts")[0].decode(0, as: Int64.self)
             #expect(try rows[0].decode(3, as: Int64.self) == accountID)
             #expect(abs(try rows[0].decode(4, as: Date.self).timeIntervalSinceNow) < 60)

@@ -100,7 +100,9 @@ import Testing
         }
     }
 
-    @Test func aForgedNotificationDeadLettersWithTheVerifiersReason() async throws {
+    /// Refused at receipt, with nothing stored; and should a forgery ever get past ingest (a root trusted
+    /// there and withdrawn since), the worker's own verification dead-letters it before any store call.
+    @Test func aForgedNotificationIsRefusedAtReceiptAndByTheWorker() async throws {
         try await Pipeline.with { pipeline in
             let forger = try LocalApplePKI.generate()
             let claims: [String: Any] = [
@@ -108,7 +110,13 @@ import Testing
                 "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
                 "data": ["bundleId": Pipeline.bundleID, "appAppleId": Pipeline.appAppleID, "environment": "Production"],
             ]
-            #expect(try await pipeline.postAppleNotification(claims, signer: forger) == 200)
+            #expect(try await pipeline.postAppleNotification(claims, signer: forger) == 401)
+            #expect(try await pipeline.count("SELECT count(*) FROM jobs") == 0)
+            #expect(pipeline.metrics.render().contains(
+                #"storesync_webhook_refused_total{route="/webhook/apple",reason="VERIFICATION_FAILURE"} 1"#))
+
+            try await pipeline.storeSkippingReceiptChecks(try pipeline.appleBody(claims, signer: forger),
+                                                          kind: "apple.notification")
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1)
@@ -133,7 +141,10 @@ import Testing
                 "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
                 "data": ["bundleId": Pipeline.bundleID, "appAppleId": 666, "environment": "Production"],
             ]
-            #expect(try await pipeline.postAppleNotification(forged, signer: try LocalApplePKI.generate()) == 200)
+            let forger = try LocalApplePKI.generate()
+            #expect(try await pipeline.postAppleNotification(forged, signer: forger) == 401)
+            try await pipeline.storeSkippingReceiptChecks(try pipeline.appleBody(forged, signer: forger),
+                                                          kind: "apple.notification")
             try await pipeline.settle()
             let production = try #require(pipeline.otherSimulator)
             let customer = try await pipeline.customer()
@@ -192,15 +203,21 @@ import Testing
         }
     }
 
-    /// A Production connection without its App Apple ID cannot verify anything; retrying cannot fix that, so
-    /// the notification dead-letters at once with the reason.
-    @Test func aProductionConnectionWithoutItsAppAppleIDDeadLettersAtOnce() async throws {
+    /// A Production connection without its App Apple ID cannot verify anything: ingest answers 503 (Apple
+    /// retries for days, long enough to fix the setting) and stores nothing; a notification stored anyway
+    /// dead-letters at once with the reason, since retrying cannot fix it.
+    @Test func aProductionConnectionWithoutItsAppAppleIDIsRefusedUntilFixed() async throws {
         var options = Pipeline.Options()
         options.connectionKnowsAppAppleID = false
         try await Pipeline.with(options) { pipeline in
             let customer = try await pipeline.customer()
-            _ = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: customer.token)
+            let bought = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                                                appAccountToken: customer.token)
+            #expect(bought.notification?.delivery.httpStatus == 503)
+            #expect(try await pipeline.count("SELECT count(*) FROM jobs") == 0)
+
+            let body = try JSONSerialization.data(withJSONObject: ["signedPayload": try #require(bought.notification).signedPayload])
+            try await pipeline.storeSkippingReceiptChecks(body, kind: "apple.notification")
             try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons == ["connection \(pipeline.connection.id): INVALID_APP_IDENTIFIER: a Production connection "

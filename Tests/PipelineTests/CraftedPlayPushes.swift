@@ -19,10 +19,11 @@ struct CraftedPlayPushes {
         self.pipeline = pipeline
     }
 
-    /// Posts a push of a purchase notification about `purchaseToken`, as `messageID` from `subscription`, to the
-    /// ingest `copies` times; returns the HTTP statuses.
-    func post(messageID: String, purchaseToken: String, subscription: String = PlayPushTarget.defaultSubscription,
-              copies: Int = 1) async throws -> [Int] {
+    /// A push of a purchase notification about `purchaseToken` as `messageID` from `subscription`: its body and
+    /// its `Authorization` value.
+    func push(messageID: String, purchaseToken: String, subscription: String = PlayPushTarget.defaultSubscription) throws
+        -> (body: Data, authorization: String)
+    {
         let now = Int(Date().timeIntervalSince1970)
         let notification: [String: Any] = [
             "version": "1.0", "packageName": Pipeline.packageName, "eventTimeMillis": String(now * 1000),
@@ -39,11 +40,18 @@ struct CraftedPlayPushes {
         ]
         let token = try CompactJWS.sign(payload: try JSONSerialization.data(withJSONObject: claims), algorithm: .rs256,
                                         key: signingKey, kid: kid, typ: "JWT")
+        return (try JSONSerialization.data(withJSONObject: envelope), "Bearer " + token)
+    }
+
+    /// Posts `push(…)` to the ingest `copies` times; returns the HTTP statuses.
+    func post(messageID: String, purchaseToken: String, subscription: String = PlayPushTarget.defaultSubscription,
+              copies: Int = 1) async throws -> [Int] {
+        let (body, authorization) = try push(messageID: messageID, purchaseToken: purchaseToken, subscription: subscription)
         let url = try #require(pipeline.ingestURL).replacingOccurrences(of: "/webhook/apple", with: "/webhook/google-play")
         let request = HTTPClientRequest(method: "POST", url: url,
                                         headers: [("Host", Pipeline.host), ("Content-Type", "application/json"),
-                                                  ("Authorization", "Bearer " + token)],
-                                        body: try JSONSerialization.data(withJSONObject: envelope))
+                                                  ("Authorization", authorization)],
+                                        body: body)
         let client = try HTTPClient()
         do {
             var statuses: [Int] = []

@@ -5,6 +5,7 @@ import Simulator
 import StoreModel
 @testable import Sync
 import Testing
+import TestSupport
 
 /// The Google Play path end to end: Play simulator → Pub/Sub push → ingest → worker → Play Developer API → mirror.
 @Suite struct GooglePipelineTests {
@@ -45,18 +46,37 @@ import Testing
         }
     }
 
-    @Test(arguments: [PushTokenFault.wrongAudience, .wrongEmail, .expired, .unknownKey, .tamperedSignature, .missing])
-    func aPushWithABadTokenDeadLettersAndWritesNothing(fault: PushTokenFault) async throws {
+    /// A push with a bad token is refused at receipt, on every redelivery, and stores nothing: no job, no
+    /// dead letter, no Play API call.
+    @Test(arguments: [(PushTokenFault.wrongAudience, "wrong audience"), (.wrongEmail, "wrong email"), (.expired, "expired"),
+                      (.unknownKey, "unknown key"), (.tamperedSignature, "bad signature"), (.missing, "missing token")])
+    func aPushWithABadTokenIsRefusedAtReceipt(fault: PushTokenFault, code: String) async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let customer = try await pipeline.customer()
             try play.sendBadPushTokens(fault, count: 1)
             _ = try await pipeline.buyOnPlay(token: customer.token)
             try await pipeline.settle()
+            #expect(pipeline.metrics.render().contains(
+                #"storesync_webhook_refused_total{route="/webhook/google-play",reason="\#(code)"}"#))
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+            #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
+            #expect(play.requestCount(.subscriptionsV2) == 0)
+        }
+    }
+
+    /// Should a push with a bad token ever get past ingest (a key Google withdrew meanwhile), the worker's
+    /// own check dead-letters it before any Play API call and writes nothing.
+    @Test func aStoredPushWithABadTokenDeadLettersAndWritesNothing() async throws {
+        try await Pipeline.with(.googleProduction) { pipeline in
+            let play = try #require(pipeline.play)
+            let push = try CraftedPlayPushes(pipeline).push(messageID: "forged-1", purchaseToken: "token-forged")
+            try await pipeline.storeSkippingReceiptChecks(push.body, kind: "google.notification",
+                                                          authorization: tamperingSignature(of: push.authorization))
+            try await pipeline.settle()
             let reasons = try await pipeline.deadLetterReasons()
             #expect(reasons.count == 1 && reasons.first?.hasPrefix("push authentication failed") == true, "\(reasons)")
-            // A key Google may have just published is tried a few times; every other fault is final at once.
-            #expect(pipeline.retriedJobs() == (fault == .unknownKey ? StoreFailures.unknownSigningKey.limit - 1 : 0))
+            #expect(pipeline.retriedJobs() == 0)
             #expect(try await pipeline.count("SELECT count(*) FROM store_purchases") == 0)
             #expect(play.requestCount(.subscriptionsV2) == 0)
             #expect(pipeline.metrics.render().contains(#"storesync_verification_failures_total{store="google""#))

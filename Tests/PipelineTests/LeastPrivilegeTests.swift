@@ -1,5 +1,7 @@
 import Foundation
+import Postgres
 import Testing
+import TestSupport
 
 /// Ingest and the worker logged in as members of `storesync_ingest` and `storesync_worker` only: every read and
 /// write a notification needs is granted to those roles, and no more is needed than production grants.
@@ -41,6 +43,28 @@ import Testing
             #expect(try await pipeline.refunds(lineage).count == 1)
             #expect(try await pipeline.deadLetterReasons().isEmpty)
             #expect(try await pipeline.count("SELECT count(*) FROM purchase_tokens WHERE acknowledged_at IS NOT NULL") == 1)
+        }
+    }
+
+    /// Ingest verifies at receipt with what a connection trusts; it can read none of what a connection signs
+    /// with, so the process facing the internet never holds a store API key.
+    @Test("the ingest role reads a connection's roots and audiences, never its API credentials",
+          arguments: ["api_key_id", "api_issuer_id", "api_private_key", "api_client_email", "api_token_uri", "api_base_url",
+                      "consumption_refund_preference"])
+    func ingestReadsNoStoreCredential(column: String) async throws {
+        try await TestDatabase.with { database in
+            let role = try await TestRole.create(memberOf: "storesync_ingest", for: database)
+            let connection = try await PostgresConnection.connect(url: role.url)
+            _ = try await connection.query("""
+                SELECT id, account_id, store, app_identifier, app_apple_id, environment, trusted_roots_pem, push_audience,
+                       push_service_account, push_jwks_url FROM store_connections
+                """)
+            let refused = await #expect(throws: PostgresError.self) {
+                try await connection.query("SELECT \(column) FROM store_connections")
+            }
+            #expect(refused?.sqlState == "42501", "\(refused.map(String.init(describing:)) ?? "")")
+            await connection.close()
+            await role.drop()
         }
     }
 }

@@ -1,6 +1,8 @@
 import AppStore
 import Crypto
 import Foundation
+import Logging
+import GooglePlay
 import HTTP
 import Ingest
 import Metrics
@@ -83,7 +85,8 @@ struct Pipeline {
             }
             let ingestPool = pool(roles?.ingest, size: 4)
             let workerPool = pool(roles?.worker, size: 8)
-            let ingest = IngestService(pool: ingestPool, metrics: metrics)
+            let ingestHTTP = try HTTPClient()
+            let ingest = IngestService(pool: ingestPool, metrics: metrics, keyCaches: GoogleKeyCaches(http: ingestHTTP))
             var router = HTTPRouter()
             ingest.install(into: &router)
             let commits = Task { await ingest.run(flushers: 1) }
@@ -200,6 +203,7 @@ struct Pipeline {
                 await other?.stop()
                 await play?.stop()
                 await http.shutdown()
+                await ingestHTTP.shutdown()
                 if let roles {
                     await ingestPool.close()
                     await workerPool.close()
@@ -228,12 +232,17 @@ struct Pipeline {
 
     /// Posts a notification signed by `signer` (by default the PKI the connection trusts) to the Apple
     /// webhook, as the App Store would; returns the HTTP status.
+    /// A webhook body carrying `claims` signed by `signer` (the simulator's PKI unless given).
+    func appleBody(_ claims: [String: Any], signer: LocalApplePKI? = nil) throws -> Data {
+        let jws = try (signer ?? pki).sign(try JSONSerialization.data(withJSONObject: claims))
+        return try JSONSerialization.data(withJSONObject: ["signedPayload": jws])
+    }
+
     func postAppleNotification(_ claims: [String: Any], signer: LocalApplePKI? = nil) async throws -> Int {
         let ingestURL = try #require(ingestURL)
-        let jws = try (signer ?? pki).sign(try JSONSerialization.data(withJSONObject: claims))
         let request = HTTPClientRequest(method: "POST", url: ingestURL,
                                         headers: [("Host", Pipeline.host), ("Content-Type", "application/json")],
-                                        body: try JSONSerialization.data(withJSONObject: ["signedPayload": jws]))
+                                        body: try appleBody(claims, signer: signer))
         let client = try HTTPClient()
         do {
             let status = try await client.send(request).status
@@ -243,6 +252,17 @@ struct Pipeline {
             await client.shutdown()
             throw error
         }
+    }
+
+    /// Stores `body` as a job exactly as ingest stores a webhook it accepted, but without ingest's verification
+    /// at receipt — as when a store's key or a connection's root changed between receipt and processing: how
+    /// tests reach the worker's own verification, which must hold by itself.
+    func storeSkippingReceiptChecks(_ body: Data, kind: String, authorization: String? = nil) async throws {
+        let headers = authorization.map { #"{"authorization":\#(JSON.quoted($0))}"# }
+        let stored = try await database.pool.query("""
+            SELECT job_id FROM storesync_ingest(ARRAY[$1], ARRAY[$2], ARRAY[$3::bytea], ARRAY[$4::jsonb], ARRAY[now()])
+            """, [Pipeline.host, kind, body, headers])
+        #expect(try stored.first?.decodeOptional(0, as: Int64.self) != nil)
     }
 
     /// Waits until no job is pending or running any more (the ones due later count too), with a bound.

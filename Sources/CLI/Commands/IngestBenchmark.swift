@@ -1,15 +1,19 @@
+import AppStore
 import Foundation
+import GooglePlay
 import HTTP
 import Ingest
 import Metrics
 import Migrations
+import Mirror
 import Postgres
 import Synchronization
 
 /// `storesync bench ingest`: the webhook endpoint's throughput over loopback, driven by StoreSync's own
-/// libcurl client, each answer meaning a committed job.
+/// libcurl client, each answer meaning a verified notification committed as a job. The body is a genuine
+/// App Store notification (12 KB, nested signed transaction and renewal info) for a Sandbox connection that
+/// trusts the benchmark's own generated root, so every request pays for verification at receipt.
 enum IngestBenchmark {
-    static let host = "bench.ingest.invalid"
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
         let requests = try Parse.int(try arguments.option("--requests") ?? "20000", "--requests", range: 1...10_000_000)
@@ -19,10 +23,20 @@ enum IngestBenchmark {
         postgres.acquireTimeout = .seconds(5)
         let pool = PostgresPool(postgres)
         try await pool.withConnection { try await Migrator().requireCurrent($0) }
-        try await pool.query("INSERT INTO accounts (host) VALUES ($1) ON CONFLICT DO NOTHING", [host])
+        // A new account each run, whose connection trusts this run's PKI.
+        let host = "ingest-\(UInt32.random(in: 0...UInt32.max)).bench.invalid"
+        let pki = try LocalApplePKI.generate()
+        let roots = pki.root.pem
+        _ = try await pool.transaction { db in
+            var connection = Catalog.NewConnection(accountID: try Catalog.addAccount(host: host, on: db), store: .apple,
+                                                   appIdentifier: "com.example.bench", environment: .sandbox)
+            connection.trustedRootsPEM = roots
+            return try Catalog.addConnection(connection, on: db).id
+        }
 
         var router = HTTPRouter()
-        let ingest = IngestService(pool: pool, metrics: MetricsRegistry())
+        let keysHTTP = try HTTPClient()
+        let ingest = IngestService(pool: pool, metrics: MetricsRegistry(), keyCaches: GoogleKeyCaches(http: keysHTTP))
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
         var configuration = HTTPServerConfiguration()
@@ -32,7 +46,7 @@ enum IngestBenchmark {
         var clientConfiguration = HTTPClientConfiguration()
         clientConfiguration.timeout = .seconds(30)
         let client = try HTTPClient(configuration: clientConfiguration)
-        let body = Data(#"{"signedPayload":"eyJhbGciOiJFUzI1NiIsIng1YyI6W119.eyJub3RpZmljYXRpb25UeXBlIjoiVEVTVCJ9.c2lnbmF0dXJl"}"#.utf8)
+        let body = Data(#"{"signedPayload":"\#(try VerifyBenchmark.signedNotification(pki))"}"#.utf8)
         let request = HTTPClientRequest(method: "POST", url: "http://127.0.0.1:\(server.port)/webhook/apple",
                                         headers: [("Host", host), ("Content-Type", "application/json")], body: body)
 
@@ -59,6 +73,7 @@ enum IngestBenchmark {
         await ingest.close()
         await commits.value
         await client.shutdown()
+        await keysHTTP.shutdown()
         await pool.close()
 
         let latencies = results.flatMap(\.latencies).sorted()

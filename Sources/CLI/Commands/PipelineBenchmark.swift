@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GooglePlay
 import HTTP
 import Ingest
 import Logging
@@ -122,7 +123,8 @@ enum PipelineBenchmark {
 
     private static func withIngest<T>(pool: PostgresPool, _ body: (String) async throws -> T) async throws -> T {
         var router = HTTPRouter()
-        let ingest = IngestService(pool: pool, metrics: MetricsRegistry())
+        let keysHTTP = try HTTPClient()
+        let ingest = IngestService(pool: pool, metrics: MetricsRegistry(), keyCaches: GoogleKeyCaches(http: keysHTTP))
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
         let server: HTTPServer
@@ -133,12 +135,14 @@ enum PipelineBenchmark {
         } catch {
             await ingest.close()
             await commits.value
+            await keysHTTP.shutdown()
             throw error
         }
         func stop() async {
             await server.stop(grace: .seconds(5))
             await ingest.close()
             await commits.value
+            await keysHTTP.shutdown()
         }
         do {
             let value = try await body("http://127.0.0.1:\(server.port)")

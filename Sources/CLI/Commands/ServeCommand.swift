@@ -1,4 +1,5 @@
 import Foundation
+import GooglePlay
 import HTTP
 import Ingest
 import Logging
@@ -44,7 +45,8 @@ struct ServeCommand: Command {
 
         let metrics = MetricsRegistry()
         var router = HTTPRouter()
-        let ingest = IngestService(pool: pool, metrics: metrics, accepting: false)
+        let keysHTTP = try HTTPClient()
+        let ingest = IngestService(pool: pool, metrics: metrics, keyCaches: GoogleKeyCaches(http: keysHTTP), accepting: false)
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
         OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
@@ -66,6 +68,7 @@ struct ServeCommand: Command {
         await server.stop(grace: grace)
         await ingest.close()
         await commits.value
+        await keysHTTP.shutdown()
         await pool.close()
         try outcome.get()
         logger.info("stopped")

@@ -38,8 +38,8 @@ enum VerifyBenchmark {
     }
 
     /// A notification shaped like the App Store's: a signed payload carrying a signed transaction and
-    /// signed renewal info, each with its own x5c chain.
-    private static func signedNotification(_ pki: LocalApplePKI) throws -> String {
+    /// signed renewal info, each with its own x5c chain; also what `bench ingest` posts.
+    static func signedNotification(_ pki: LocalApplePKI) throws -> String {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         func json(_ object: [String: Any]) throws -> Data {
             try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

@@ -5,7 +5,6 @@ import HTTP
 import Mirror
 import Queue
 import StoreModel
-import Synchronization
 
 /// Verifiers and API clients per Apple store connection, built once and kept while the connection's settings
 /// stay the same: a verifier's chain cache and a client's bearer token and rate limiter only pay off when they
@@ -13,40 +12,21 @@ import Synchronization
 final class AppleConnectionRegistry: Sendable {
     final class Tools: Sendable {
         let connection: StoreConnection
-        let roots: [Certificate]
         let client: AppStoreAPIClient
+        /// Verifies the connection's notifications in either environment (`NotificationVerifier`).
+        let notifications: NotificationVerifier
         /// Verifies what the connection's own environment signs: notifications, and the transactions and
         /// renewal info the API answers with.
-        let verifier: SignedDataVerifier
-        /// The other real environment's verifier, built for a notification that is then skipped as a mismatch.
-        /// Its App Apple ID comes from the notification's claims (a connection knows its own only for its own
-        /// environment), so it is kept only once a notification verified with it: a forged payload cannot
-        /// plant one, and a different claim builds a new one instead of failing genuine notifications.
-        private let otherVerifier = Mutex<SignedDataVerifier?>(nil)
+        var verifier: SignedDataVerifier { notifications.own }
 
-        init(connection: StoreConnection, roots: [Certificate], client: AppStoreAPIClient, verifier: SignedDataVerifier) {
+        init(connection: StoreConnection, client: AppStoreAPIClient, notifications: NotificationVerifier) {
             self.connection = connection
-            self.roots = roots
             self.client = client
-            self.verifier = verifier
+            self.notifications = notifications
         }
 
-        /// Verifies a notification with the verifier of the environment it claims — only Production or
-        /// Sandbox; any other name goes to the connection's own verifier, which refuses it.
         func verifyNotification(_ jws: String, claims: NotificationRouting) throws -> NotificationPayload {
-            guard let claimed = claims.environment, claimed != verifier.environment,
-                  claimed == .production || claimed == .sandbox else {
-                return try verifier.verifyNotification(jws)
-            }
-            let appAppleID = claimed == .production ? (connection.appAppleID ?? claims.appAppleID) : connection.appAppleID
-            if let other = otherVerifier.withLock({ $0 }), other.environment == claimed, other.appAppleID == appAppleID {
-                return try other.verifyNotification(jws)
-            }
-            let candidate = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier, appAppleID: appAppleID,
-                                                   environment: claimed)
-            let payload = try candidate.verifyNotification(jws)
-            otherVerifier.withLock { $0 = candidate }
-            return payload
+            try notifications.verify(jws, claims: claims)
         }
     }
 
@@ -71,14 +51,10 @@ final class AppleConnectionRegistry: Sendable {
 
     private func build(_ connection: StoreConnection) throws -> Tools {
         let roots: [Certificate]
-        if let pem = connection.trustedRootsPEM {
-            do {
-                roots = try Certificate.load(Data(pem.utf8))
-            } catch {
-                throw JobFailure.permanent("connection \(connection.id): its trusted roots do not parse: \(error)")
-            }
-        } else {
-            roots = [AppleRoots.rootCAG3]
+        do {
+            roots = try AppleRoots.trusted(pem: connection.trustedRootsPEM)
+        } catch {
+            throw JobFailure.permanent("connection \(connection.id): its trusted roots do not parse: \(error)")
         }
         guard let keyID = connection.apiKeyID, let issuerID = connection.apiIssuerID, let keyPEM = connection.apiPrivateKeyPEM else {
             throw JobFailure.permanent("connection \(connection.id) has no App Store Server API key (key id, issuer id, private key)")
@@ -90,10 +66,10 @@ final class AppleConnectionRegistry: Sendable {
             throw JobFailure.permanent("connection \(connection.id): its API private key does not load: \(error)")
         }
         let environment = AppStoreEnvironment(rawValue: connection.environment.rawValue)
-        let verifier: SignedDataVerifier
+        let notifications: NotificationVerifier
         do {
-            verifier = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier,
-                                              appAppleID: connection.appAppleID, environment: environment)
+            notifications = try NotificationVerifier(roots: roots, bundleID: connection.appIdentifier,
+                                                     appAppleID: connection.appAppleID, environment: environment)
         } catch {
             // A setting the connection lacks (a Production connection without its App Apple ID): retrying
             // cannot supply it.
@@ -108,12 +84,12 @@ final class AppleConnectionRegistry: Sendable {
         var observe: (@Sendable (AppStoreAPICall) -> Void)?
         if let metrics { observe = { call in metrics.record(call) } }
         do {
-            client = try AppStoreAPIClient(configuration: configuration, verifier: verifier, httpClient: http,
+            client = try AppStoreAPIClient(configuration: configuration, verifier: notifications.own, httpClient: http,
                                            observe: observe)
         } catch {
             throw JobFailure.permanent("connection \(connection.id): \(error)")
         }
-        return Tools(connection: connection, roots: roots, client: client, verifier: verifier)
+        return Tools(connection: connection, client: client, notifications: notifications)
     }
 }
 

@@ -5,7 +5,6 @@ import HTTP
 import Logging
 import Mirror
 import Queue
-import Synchronization
 
 /// The Play Developer API client and the push-token verifier of each Google store connection, kept while
 /// the connection's settings stay the same: the client holds the shared OAuth access token and the quota
@@ -44,13 +43,13 @@ final class GoogleConnectionRegistry: Sendable {
     private let rateLimitShare: Double
     private let metrics: SyncMetrics?
     private let cache = ConnectionCache<Tools>()
-    /// Key caches by JWKS URL: connections that trust the same keys (Google's, in production) share one.
-    private let keyCaches = Mutex<[String: GoogleKeyCache]>([:])
+    private let keyCaches: GoogleKeyCaches
 
     init(http: HTTPClient, rateLimitShare: Double, metrics: SyncMetrics?) {
         self.http = http
         self.rateLimitShare = rateLimitShare
         self.metrics = metrics
+        keyCaches = GoogleKeyCaches(http: http)
     }
 
     func tools(for connection: StoreConnection) throws -> Tools {
@@ -83,14 +82,7 @@ final class GoogleConnectionRegistry: Sendable {
         } catch {
             throw JobFailure.permanent("connection \(connection.id): \(error)")
         }
-        let jwksURL = connection.pushJWKSURL ?? GoogleKeyCache.googleCertificatesURL.absoluteString
-        let http = http
-        let keys = keyCaches.withLock { caches in
-            if let cache = caches[jwksURL] { return cache }
-            let cache = GoogleKeyCache(fetcher: HTTPJWKSFetcher(url: jwksURL, client: http))
-            caches[jwksURL] = cache
-            return cache
-        }
+        let keys = keyCaches.cache(for: connection.pushJWKSURL)
         return Tools(connection: connection, client: client,
                      pushVerifier: PushTokenVerifier(audience: audience, serviceAccountEmail: pushAccount, keys: keys),
                      metrics: metrics)
