@@ -35,6 +35,8 @@ public struct IngestService: Sendable {
     private let requests: Counter
     private let refusals: Counter
     private let authenticator: WebhookAuthenticator
+    private let outages = OutageLog()
+    private let stopped = Switch(false)
     private let latency: Histogram
     private let logger = Logger(component: "ingest")
     private let accepting: Switch
@@ -66,11 +68,28 @@ public struct IngestService: Sendable {
         }
     }
 
+    /// Remembers a 503 owed to the database and, for the first of an outage, starts offering the outage to the
+    /// database once a second until it is taken: the first attempt after the database is back succeeds, whether
+    /// or not a webhook arrives meanwhile.
+    private func recordOutage(host: String, at time: Date) {
+        guard outages.record(host: host, at: time) else { return }
+        let (outages, pool, stopped) = (outages, pool, stopped)
+        Task {
+            while outages.isPending && !stopped.isOn {
+                try? await Task.sleep(for: OutageLog.handOverInterval)
+                await outages.handOver(pool: pool)
+            }
+        }
+    }
+
     /// Starts storing webhooks (see `init`'s `accepting`).
     public func open() { accepting.turnOn() }
 
     /// Lets `run()` commit what is pending and return; call after the server has stopped.
-    public func close() async { await commits.close() }
+    public func close() async {
+        stopped.turnOn()
+        await commits.close()
+    }
 
     /// Adds both webhook routes.
     public func install(into router: inout HTTPRouter) {
@@ -125,6 +144,12 @@ public struct IngestService: Sendable {
                 "reason": .string(String(reason.prefix(500))), "sha256": .string(Hex.encode(Digest.sha256(request.body))),
             ])
             return .error(status, reason)
+        case .databaseUnreachable(let reason):
+            recordOutage(host: host, at: receivedAt)
+            logger.error("cannot read the database to verify a webhook; answering 503 so the store retries", [
+                "route": .string(source.path), "host": .string(host), "reason": .string(String(reason.prefix(500))),
+            ])
+            return .error(503, "temporarily unavailable")
         case .unavailable(let reason):
             logger.error("cannot verify a webhook now; answering 503 so the store retries", [
                 "route": .string(source.path), "host": .string(host), "reason": .string(String(reason.prefix(500))),
@@ -142,6 +167,7 @@ public struct IngestService: Sendable {
             logger.debug("notification stored", ["route": .string(source.path), "job_id": .int(Int(id))])
             return .json(200, #"{"stored":true}"#)
         } catch {
+            recordOutage(host: host, at: receivedAt)
             logger.error("could not store a notification; answering 503 so the store retries", [
                 "route": .string(source.path), "host": .string(host), "error": .string("\(error)"),
             ])

@@ -15,14 +15,16 @@ enum Verdict: Sendable, Equatable {
     /// Not from the store, or for nothing this account connects: answer `status`, store nothing. `code` is
     /// one of a fixed set (a metric label); `reason` says precisely why, for the sender and the log.
     case refused(status: Int, code: String, reason: String)
-    /// Cannot be judged now (the database, Google's keys, a connection's settings): 503, so the store retries.
+    /// Cannot be judged now (Google's keys, a connection's settings): 503, so the store retries.
     case unavailable(reason: String)
+    /// The database cannot be read: 503, and the outage is remembered (`OutageLog`).
+    case databaseUnreachable(reason: String)
 
     /// Whether settings changed since they were read could turn this answer into `genuine`.
     var mayBeStale: Bool {
         switch self {
         case .genuine: false
-        case .unknownHost, .unavailable: true
+        case .unknownHost, .unavailable, .databaseUnreachable: true
         case .refused(let status, _, _): status == 401 || status == 404
         }
     }
@@ -66,7 +68,7 @@ final class WebhookAuthenticator: Sendable {
             do {
                 (trust, age) = try await self.trust(of: host, maxAge: maxAge)
             } catch {
-                return .unavailable(reason: "cannot read the account's store connections: \(error)")
+                return .databaseUnreachable(reason: "cannot read the account's store connections: \(error)")
             }
             let verdict: Verdict
             if let trust {

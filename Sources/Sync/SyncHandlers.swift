@@ -42,5 +42,6 @@ public enum SyncHandlers {
         registry.register(GoogleSweepHandler.kind, GoogleSweepHandler(registry: google))
         registry.register(DailySyncHandler.kind, DailySyncHandler(settings: configuration.resync))
         registry.register(ReconcileHandler.kind, ReconcileHandler())
+        registry.register(OutageSweepHandler.kind, OutageSweepHandler())
     }
 }

@@ -1,0 +1,52 @@
+import Foundation
+import Mirror
+import Queue
+import StoreModel
+import Worker
+
+/// The `sync.outage` job ingest queues once its database is back after answering webhooks 503: a
+/// notification-history sweep of each affected host's App Store connections, now rather than at the next
+/// daily reconciliation, so a database restart costs minutes of staleness instead of Apple's retry hours
+/// (1, 12, 24, 48, 72). Google Play needs nothing: Pub/Sub redelivers a refused push with a backoff of at
+/// most ten minutes, for seven days.
+///
+/// The sweeps are ordinary `apple.sweep` jobs, keyed per connection and outage end, so serve instances that
+/// each report the same outage queue each sweep once.
+struct OutageSweepHandler: JobHandler {
+    static let kind = "sync.outage"
+
+    struct Payload: Decodable {
+        /// nil: every host (ingest stopped counting).
+        let hosts: [String]?
+        let from: String
+        let to: String
+    }
+
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let payload: Payload
+        do {
+            payload = try JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8))
+        } catch {
+            throw JobFailure.permanent("not an outage payload: \(error)")
+        }
+        let connections: [(id: Int64, store: Store)]
+        if let hosts = payload.hosts {
+            let trusts = try await context.pool.run { db in try hosts.map { try db.query(HostTrust.loading(host: $0)) } }
+            connections = trusts.compactMap { $0 }.flatMap(\.connections).map { ($0.id, $0.store) }
+        } else {
+            connections = try await context.pool.run { db in try StoreConnections.list(on: db) }.map { ($0.id, $0.store) }
+        }
+        let apple = connections.filter { $0.store == .apple }.map(\.id)
+        context.logger.info("sweeping store history after a database outage", [
+            "from": .string(payload.from), "to": .string(payload.to), "apple_connections": .int(apple.count),
+        ])
+        let end = payload.to
+        return .done("queued \(apple.count) App Store sweep(s); Pub/Sub redelivers Google's pushes itself", writes: { db in
+            for id in apple {
+                _ = try JobQueue.enqueue(NewJob(kind: AppleSweepHandler.kind, payload: #"{"connection_id":\#(id)}"#,
+                                                uniqueKey: "sweep:outage:\(end):\(id)"), on: db)
+            }
+            return nil
+        })
+    }
+}
