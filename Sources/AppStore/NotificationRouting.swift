@@ -12,7 +12,9 @@ public struct NotificationRouting: Sendable, Equatable {
     /// (nil when unreadable): keys to read the dedup receipt and the lineage's state in the same round trip as
     /// the connection. What is read with them may only be used once the verified payload names the same.
     public let notificationUUID: String?
-    public let lineage: String?
+    public var lineage: String? { signedTransactionInfo.flatMap(Self.originalTransactionID(of:)) }
+    /// Decoded only when `lineage` is asked for: ingest, which routes every webhook, never needs it.
+    private let signedTransactionInfo: String?
 
     /// Reads `signedPayload` out of a webhook body (`{"signedPayload": "…"}`) — the body is bounded by ingest,
     /// which checks bodies with this same reading, so what it accepts the worker can read.
@@ -67,7 +69,7 @@ public struct NotificationRouting: Sendable, Equatable {
             : section.environment
         appAppleID = section.appAppleId
         notificationUUID = uuid
-        lineage = sections["data"]?.signedTransactionInfo.flatMap(Self.originalTransactionID(of:))
+        signedTransactionInfo = sections["data"]?.signedTransactionInfo
     }
 
     /// Where the claims come from when a payload (against Apple's word) holds more than one section: the order

@@ -91,12 +91,12 @@ final class MHDDaemon: @unchecked Sendable {
         if socket >= 0 { close(socket) }
     }
 
-    /// Each connection's pool: eight times the header limit, at least libmicrohttpd's default 32 KiB, so that
-    /// headers past the limit still fit and reach `ServerCore`, which refuses them with a JSON 431; only a
-    /// client sending more than the pool holds meets libmicrohttpd's own (HTML) 431. The pool is mapped
-    /// lazily, so the headroom costs address space, not memory.
+    /// Each connection's pool: twice the header limit, at least libmicrohttpd's default 32 KiB, so that headers
+    /// somewhat past the limit still fit and reach `ServerCore`, which refuses them with a JSON 431; only a
+    /// client sending more than the pool holds meets libmicrohttpd's own (HTML) 431. Not more: libmicrohttpd
+    /// clears the pool between requests, so a larger one costs every request its memset.
     static func memoryLimit(forHeaders maxHeaderBytes: Int) -> Int {
-        max(32 * 1024, maxHeaderBytes.multipliedReportingOverflow(by: 8).partialValue)
+        max(32 * 1024, maxHeaderBytes.multipliedReportingOverflow(by: 2).partialValue)
     }
 
     private static func options(flags: UInt32, address: UnsafePointer<sockaddr>, timeoutSeconds: UInt32,

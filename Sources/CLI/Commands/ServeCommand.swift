@@ -11,15 +11,18 @@ import Systemd
 
 struct ServeCommand: Command {
     static let name = "serve"
-    static let summary = "run the webhook endpoints: store each store notification as a job, answer 200 once committed"
+    static let summary = "run the webhook endpoints: verify each store notification, store it as a job, answer 200 once committed"
     static let usage = """
         usage: storesync serve [--listen HOST:PORT] [--grace-period D] [--max-connections-per-client N]
 
         Serves POST /webhook/apple and POST /webhook/google-play for every account (found by the Host
-        header), plus GET /healthz, /readyz and /metrics. Bodies over 64 KiB get 413; bodies that are not JSON
-        of the store's outer shape get 400; an unknown host gets 404; a database that is down or slow gets 503
-        within a few seconds (the stores retry). On SIGTERM or SIGINT it stops accepting connections and
-        finishes the requests in flight.
+        header), plus GET /healthz, /readyz and /metrics; every answer but /metrics is JSON. Bodies over 64 KiB
+        get 413; bodies that are not JSON of the store's outer shape get 400; an unknown host gets 404; each
+        notification is verified at receipt against the account's store connection, and a forgery gets 401
+        (400 when not a JWS, 404 for an app with no connection) with nothing stored; a database that is down
+        or slow gets 503 within a few seconds (the stores retry). Started while the database is down, it
+        listens and waits for it (/readyz 503); a schema mismatch or a refused login exits 2. On SIGTERM or
+        SIGINT it stops accepting connections and finishes the requests in flight.
 
           --listen HOST:PORT   env STORESYNC_LISTEN        default 0.0.0.0:8080 (port 0 picks a free port;
                                an IPv6 address in brackets: [::1]:8080, or [::]:8080 for IPv6 and IPv4)

@@ -17,8 +17,9 @@ struct WorkCommand: Command {
                               [--metrics-listen HOST:PORT|off]
 
         Leases due jobs from PostgreSQL and runs them until SIGTERM or SIGINT, then stops leasing, lets
-        in-flight jobs finish within the grace period and releases the rest. Refuses to start when the
-        database schema does not match this build (run `storesync migrate`).
+        in-flight jobs finish within the grace period and releases the rest. Started while the database is
+        down, it waits for it (a log line per attempt, /readyz 503 meanwhile); exits 2 when the database
+        schema does not match this build (run `storesync migrate`) or the server refuses its login.
 
           --concurrency N      jobs running at once in this process      env STORESYNC_CONCURRENCY   default 32
           --poll-interval D    idle re-check when no NOTIFY arrives      env STORESYNC_POLL_INTERVAL default 1s
