@@ -215,20 +215,7 @@ struct ChaosCommand: Command {
             }
             return (accountID, ids[0], ids[1])
         }
-        var tokens: [UUID] = []
-        while tokens.count < customers {
-            let batch = min(500, customers - tokens.count)
-            tokens += try await pool.transaction { db in
-                try (0..<batch).map { _ in
-                    let customerID = try Catalog.addCustomer(accountID: accountID, on: db)
-                    let issued = try AccountTokens.issue(customerID: customerID, sha256: { Digest.sha256($0) }, on: db)
-                    guard let token = UUID(uuidString: issued.token) else {
-                        throw SetupError(.mismatch, "account token \(issued.token.prefix(40)) is not a UUID")
-                    }
-                    return token
-                }
-            }
-        }
+        let tokens = try await PipelineBenchmark.issueTokens(accountID: accountID, count: customers, pool: pool)
         return Seeded(appleConnection: appleID, googleConnection: googleID, tokens: tokens)
     }
 

@@ -213,21 +213,12 @@ enum PipelineBenchmark {
         var jobKeys: [any PostgresEncodable] { [String(accountID), String(connectionID)] }
     }
 
-    private static func seed(pool: PostgresPool, store: any PipelineBenchStore, host: String,
-                             customers: Int) async throws -> Seeded {
-        let (accountID, connectionID) = try await pool.transaction { db -> (Int64, Int64) in
-            let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
-            let connection = try Catalog.addConnection(try store.connection(accountID: accountID), on: db)
-            let price = try Catalog.addPlanPrice(accountID: accountID, planCode: "pro", priceCode: productID,
-                                                 amount: Money(minorUnits: 999, currency: "USD"), entitlements: ["pro"], on: db)
-            try Catalog.mapProduct(connectionID: connection.id, productID: productID, basePlanID: store.basePlanID,
-                                   planPriceID: price, on: db)
-            return (accountID, connection.id)
-        }
+    /// `count` customers of the account, each with an issued account token, in transactions of 500; the tokens.
+    static func issueTokens(accountID: Int64, count: Int, pool: PostgresPool) async throws -> [UUID] {
         var tokens: [UUID] = []
-        tokens.reserveCapacity(customers)
-        while tokens.count < customers {
-            let batch = min(500, customers - tokens.count)
+        tokens.reserveCapacity(count)
+        while tokens.count < count {
+            let batch = min(500, count - tokens.count)
             tokens += try await pool.transaction { db in
                 try (0..<batch).map { _ in
                     let customerID = try Catalog.addCustomer(accountID: accountID, on: db)
@@ -239,6 +230,21 @@ enum PipelineBenchmark {
                 }
             }
         }
+        return tokens
+    }
+
+    private static func seed(pool: PostgresPool, store: any PipelineBenchStore, host: String,
+                             customers: Int) async throws -> Seeded {
+        let (accountID, connectionID) = try await pool.transaction { db -> (Int64, Int64) in
+            let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
+            let connection = try Catalog.addConnection(try store.connection(accountID: accountID), on: db)
+            let price = try Catalog.addPlanPrice(accountID: accountID, planCode: "pro", priceCode: productID,
+                                                 amount: Money(minorUnits: 999, currency: "USD"), entitlements: ["pro"], on: db)
+            try Catalog.mapProduct(connectionID: connection.id, productID: productID, basePlanID: store.basePlanID,
+                                   planPriceID: price, on: db)
+            return (accountID, connection.id)
+        }
+        let tokens = try await issueTokens(accountID: accountID, count: customers, pool: pool)
         return Seeded(accountID: accountID, connectionID: connectionID, tokens: tokens,
                       receiptScope: store.receiptScope(accountID: accountID))
     }
