@@ -6,8 +6,9 @@ import Synchronization
 /// encoded in the token — so by its whole certificate chain (leaf, intermediate and the ignored third).
 /// Apple signs with few leaves and every payload from one leaf carries the same header, so a warm cache
 /// turns each notification's header decoding and P-384 chain walk into one lookup, leaving one P-256
-/// signature check. Only successes are stored, each with the span in which the whole path is valid; a
-/// lookup outside that span is a miss, so caching never changes a verdict.
+/// signature check. Only successes are stored (a chain whose leaf then verified the payload's signature),
+/// each with the span in which the whole path is valid; a lookup outside that span is a miss, so caching
+/// never changes a verdict.
 final class ChainCache: Sendable {
     /// The header's bytes in a plain array (`Data` keeps its storage behind a pointer with tag bits, which
     /// LeakSanitizer cannot see through, so the fuzz run reported every cached entry as leaked). Hashed by its

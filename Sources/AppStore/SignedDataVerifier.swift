@@ -120,12 +120,23 @@ public struct SignedDataVerifier: Sendable {
         guard Self.plausibleDates.contains(validationTime) else {
             throw AppStoreVerificationError(.invalidFormat, "signedDate \(validationTime.timeIntervalSince1970) s is out of range")
         }
-        let leafKey = try cache.leafKey(header: token.encodedHeader, at: validationTime)
-            ?? validateHeader(token, at: validationTime, now: now)
+        let leafKey: PublicKey
+        var validated: (key: PublicKey, validity: ClosedRange<Date>)?
+        if let cached = cache.leafKey(header: token.encodedHeader, at: validationTime) {
+            leafKey = cached
+        } else {
+            let fresh = try validateHeader(token, at: validationTime)
+            (leafKey, validated) = (fresh.key, fresh)
+        }
         do {
             try SignatureAlgorithm.es256.verify(token.signature, for: token.signingInput, with: leafKey)
         } catch let error as CryptoError {
             throw AppStoreVerificationError(.verificationFailure, error.reason)
+        }
+        // Kept only once a signature proved the chain's leaf signed this payload: a replayed public chain under
+        // a junk signature (or a varied header) must not push genuine chains out of the cache.
+        if let validated {
+            cache.store(header: token.encodedHeader, leafKey: validated.key, validity: validated.validity, now: now)
         }
         return payload
     }
@@ -153,7 +164,7 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// The header's checks: ES256, three certificates, and the path they form (see `validateChain`).
-    private func validateHeader(_ token: JWSParts, at time: Date, now: Date) throws -> PublicKey {
+    private func validateHeader(_ token: JWSParts, at time: Date) throws -> (key: PublicKey, validity: ClosedRange<Date>) {
         let header: JWSHeader
         do {
             header = try token.decodeHeader()
@@ -167,9 +178,7 @@ public struct SignedDataVerifier: Sendable {
         guard chain.count == 3 else {
             throw AppStoreVerificationError(.invalidFormat, "x5c must hold 3 certificates, found \(chain.count)")
         }
-        let (key, validity) = try validateChain(leaf: chain[0], intermediate: chain[1], at: time)
-        cache.store(header: token.encodedHeader, leafKey: key, validity: validity, now: now)
-        return key
+        return try validateChain(leaf: chain[0], intermediate: chain[1], at: time)
     }
 
     private func validateChain(leaf leafBase64: String, intermediate intermediateBase64: String, at time: Date)

@@ -13,8 +13,9 @@ struct StartupRefusal: Error, CustomStringConvertible {
 /// rebooting with its database, a restart loop after a crash) waits for it instead of exiting, so a
 /// supervisor's restart limit is not spent on an outage that ends by itself.
 enum DatabaseStartup {
-    /// Returns once the database answers and its schema is this build's: every failed attempt is logged
-    /// with the next wait, and waits grow from `base` to `cap`. Throws `StartupRefusal` for a schema
+    /// Returns once the database answers and its schema is this build's: every failed attempt (unreachable,
+    /// starting up, or too slow for the statement timeout) is logged with the next wait, and waits grow from
+    /// `base` to `cap`. Throws `StartupRefusal` for a schema
     /// mismatch or a refused login, which waiting cannot mend, and `CancellationError` when the task is
     /// cancelled (a stop requested meanwhile).
     static func waitUntilReady(_ pool: PostgresPool, logger: Logger, base: Duration = .milliseconds(250),
@@ -29,7 +30,7 @@ enum DatabaseStartup {
                 return
             } catch let error as MigrationError {
                 throw StartupRefusal(message: error.message)
-            } catch let error as PostgresError where error.isTransient {
+            } catch let error as PostgresError where error.isTransient || error.sqlState == "57014" {
                 try Task.checkCancellation()
                 let wait = backoff.recordFailure()
                 logger.warning("waiting for the database", [

@@ -20,7 +20,13 @@ public final class TerminationSignals {
         }
     }
 
-    public func cancel() { sources.forEach { $0.cancel() } }
+    /// Stops listening and gives SIGTERM and SIGINT their default action back, so a signal during the
+    /// shutdown that follows still ends the process.
+    public func cancel() {
+        sources.forEach { $0.cancel() }
+        signal(SIGTERM, SIG_DFL)
+        signal(SIGINT, SIG_DFL)
+    }
 }
 
 private final class SignalCount: @unchecked Sendable {

@@ -167,7 +167,6 @@ struct MHD_Daemon *storesync_mhd_start_daemon(const struct storesync_mhd_options
                                 MHD_OPTION_CONNECTION_TIMEOUT, options->connection_timeout_seconds,
                                 MHD_OPTION_CONNECTION_LIMIT, options->connection_limit,
                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, options->per_ip_connection_limit,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
                                 MHD_OPTION_CONNECTION_MEMORY_LIMIT, options->connection_memory_limit,
                                 MHD_OPTION_NOTIFY_COMPLETED, options->request_completed, context,
                                 MHD_OPTION_NOTIFY_CONNECTION, options->connection_notify, context,

@@ -9,17 +9,35 @@ public struct JWSHeader: Decodable, Sendable, Equatable {
     /// Standard base64 DER certificates, leaf first (RFC 7515 §4.1.6).
     public let x5c: [String]?
     /// Extensions the signer says a reader must understand (RFC 7515 §4.1.11); StoreSync understands none.
+    /// Present as a key at all (even `null`) counts.
     let crit: [String]?
+    let hasCrit: Bool
     /// RFC 7797: `false` means the payload is signed unencoded, which the compact form StoreSync reads
     /// cannot carry.
     let b64: Bool?
+
+    private enum CodingKeys: String, CodingKey {
+        case alg, kid, typ, x5c, crit, b64
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        alg = try container.decodeIfPresent(String.self, forKey: .alg)
+        kid = try container.decodeIfPresent(String.self, forKey: .kid)
+        typ = try container.decodeIfPresent(String.self, forKey: .typ)
+        x5c = try container.decodeIfPresent([String].self, forKey: .x5c)
+        hasCrit = container.contains(.crit)
+        crit = try container.decodeIfPresent([String].self, forKey: .crit)
+        b64 = try container.decodeIfPresent(Bool.self, forKey: .b64)
+    }
 
     /// Refuses what RFC 7515 §4.1.11 and RFC 7797 say a reader that does not implement them must refuse, as
     /// Apple's libraries do (`VERIFICATION_FAILURE`): a `crit` — any, since StoreSync implements no extension,
     /// and an empty one is itself invalid — and an unencoded payload. Accepting either would let a signer mean
     /// something other than what StoreSync verified.
     func requireUnderstood() throws {
-        if let crit {
+        if hasCrit {
+            let crit = crit ?? []
             let names = crit.isEmpty ? "an empty list" : crit.prefix(4).map { Self.printable($0) }.joined(separator: ", ")
             throw CryptoError(.unsupportedHeader, "JWS header crit names \(names), which StoreSync does not understand")
         }

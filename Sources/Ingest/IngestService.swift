@@ -35,6 +35,9 @@ public struct IngestService: Sendable {
     private let requests: Counter
     private let refusals: Counter
     private let authenticator: WebhookAuthenticator
+    /// Connections for reading what hosts' connections trust, apart from those that commit webhooks.
+    private let trustPool: PostgresPool
+    static let trustPoolSize = 2
     private let outages = OutageLog()
     private let stopped = Switch(false)
     private let latency: Histogram
@@ -47,7 +50,11 @@ public struct IngestService: Sendable {
     ///     a process that listens before it has checked its database.
     public init(pool: PostgresPool, metrics: MetricsRegistry, keyCaches: GoogleKeyCaches, accepting: Bool = true) {
         self.pool = pool
-        authenticator = WebhookAuthenticator(pool: pool, keyCaches: keyCaches)
+        var trustConfiguration = pool.configuration
+        trustConfiguration.poolSize = Self.trustPoolSize
+        trustConfiguration.applicationName += "-trust"
+        trustPool = PostgresPool(trustConfiguration)
+        authenticator = WebhookAuthenticator(pool: trustPool, keyCaches: keyCaches)
         self.accepting = Switch(accepting)
         commits = GroupCommit(maxBatch: 200) { batch in await Self.store(batch, pool: pool) }
         requests = metrics.counter("storesync_http_requests_total", help: "HTTP requests by route and status.",
@@ -89,6 +96,7 @@ public struct IngestService: Sendable {
     public func close() async {
         stopped.turnOn()
         await commits.close()
+        await trustPool.close()
     }
 
     /// Adds both webhook routes.
@@ -116,8 +124,13 @@ public struct IngestService: Sendable {
     }
 
     private func store(_ request: HTTPRequest, from source: WebhookSource, receivedAt: Date) async -> HTTPResponse {
-        guard accepting.isOn else { return .error(503, "starting: waiting for the database") }
-        guard let host = WebhookBody.host(fromHeader: request.header("host")) else {
+        let host = WebhookBody.host(fromHeader: request.header("host"))
+        guard accepting.isOn else {
+            // Nothing is known of hosts yet; the workers sweep only those that turn out to have an account.
+            if let host { recordOutage(host: host, at: receivedAt) }
+            return .error(503, "starting: waiting for the database")
+        }
+        guard let host else {
             // Not an account that does not exist but a request no account could match: the sender's mistake.
             let reason = request.header("host") == nil ? "missing Host header" : "malformed Host header"
             logger.warning("webhook refused", ["route": .string(source.path), "reason": .string(reason)])
@@ -143,9 +156,10 @@ public struct IngestService: Sendable {
                 "route": .string(source.path), "host": .string(host), "status": .int(status), "code": .string(code),
                 "reason": .string(String(reason.prefix(500))), "sha256": .string(Hex.encode(Digest.sha256(request.body))),
             ])
-            return .error(status, reason)
-        case .databaseUnreachable(let reason):
-            recordOutage(host: host, at: receivedAt)
+            // The sender learns which check failed, never the connection's settings the reason may quote.
+            return .error(status, "notification not accepted: \(code)")
+        case .databaseUnreachable(let reason, let knownHost):
+            if knownHost { recordOutage(host: host, at: receivedAt) }
             logger.error("cannot read the database to verify a webhook; answering 503 so the store retries", [
                 "route": .string(source.path), "host": .string(host), "reason": .string(String(reason.prefix(500))),
             ])
@@ -167,7 +181,8 @@ public struct IngestService: Sendable {
             logger.debug("notification stored", ["route": .string(source.path), "job_id": .int(Int(id))])
             return .json(200, #"{"stored":true}"#)
         } catch {
-            recordOutage(host: host, at: receivedAt)
+            // Only a database out of reach: a pool that is merely busy (a flood) is no outage to sweep after.
+            if error.code == .connectionLost { recordOutage(host: host, at: receivedAt) }
             logger.error("could not store a notification; answering 503 so the store retries", [
                 "route": .string(source.path), "host": .string(host), "error": .string("\(error)"),
             ])

@@ -12,14 +12,14 @@ import Synchronization
 /// then what catches up.
 final class OutageLog: Sendable {
     static let jobKind = "sync.outage"
-    /// Hosts remembered; past this the job names none and the workers sweep every connection.
+    /// Hosts remembered per outage; more are dropped (the daily sweep catches them up). The workers sweep only
+    /// hosts that have an account, so made-up `Host` headers cost them a lookup each and nothing more.
     static let maxHosts = 1_000
     /// How often a pending outage is offered to the database.
     static let handOverInterval: Duration = .seconds(1)
 
     struct Outage: Sendable, Equatable {
         var hosts: Set<String>
-        var everyHost: Bool
         var from: Date
         var to: Date
     }
@@ -31,13 +31,10 @@ final class OutageLog: Sendable {
     func record(host: String, at time: Date) -> Bool {
         pending.withLock { outage in
             guard var current = outage else {
-                outage = Outage(hosts: [host], everyHost: false, from: time, to: time)
+                outage = Outage(hosts: [host], from: time, to: time)
                 return true
             }
-            if !current.everyHost {
-                current.hosts.insert(host)
-                if current.hosts.count > Self.maxHosts { (current.hosts, current.everyHost) = ([], true) }
-            }
+            if current.hosts.count < Self.maxHosts { current.hosts.insert(host) }
             current.from = min(current.from, time)
             current.to = max(current.to, time)
             outage = current
@@ -54,15 +51,14 @@ final class OutageLog: Sendable {
         do {
             try await pool.query("SELECT storesync_enqueue($1, $2::jsonb)", [Self.jobKind, Self.payload(of: outage)])
             logger.info("database back: queued a sweep of the store history missed while it was down", [
-                "hosts": .int(outage.everyHost ? -1 : outage.hosts.count),
+                "hosts": .int(outage.hosts.count),
                 "from": .string(ISO8601DateFormatter().string(from: outage.from)),
                 "to": .string(ISO8601DateFormatter().string(from: outage.to)),
             ])
         } catch {
             pending.withLock { state in
                 guard var merged = state else { state = outage; return }
-                merged.hosts.formUnion(outage.hosts)
-                merged.everyHost = merged.everyHost || outage.everyHost
+                merged.hosts = Set(merged.hosts.union(outage.hosts).sorted().prefix(Self.maxHosts))
                 merged.from = min(merged.from, outage.from)
                 merged.to = max(merged.to, outage.to)
                 state = merged
@@ -70,11 +66,11 @@ final class OutageLog: Sendable {
         }
     }
 
-    /// `{"hosts": […] | null, "from": …, "to": …}`; `hosts` null means every host.
+    /// `{"hosts": […], "from": …, "to": …}`.
     static func payload(of outage: Outage) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let hosts = outage.everyHost ? "null" : "[" + outage.hosts.sorted().map(JSON.quoted).joined(separator: ",") + "]"
+        let hosts = "[" + outage.hosts.sorted().map(JSON.quoted).joined(separator: ",") + "]"
         return #"{"hosts":\#(hosts),"from":\#(JSON.quoted(formatter.string(from: outage.from))),"to":\#(JSON.quoted(formatter.string(from: outage.to)))}"#
     }
 }

@@ -17,8 +17,9 @@ enum Verdict: Sendable, Equatable {
     case refused(status: Int, code: String, reason: String)
     /// Cannot be judged now (Google's keys, a connection's settings): 503, so the store retries.
     case unavailable(reason: String)
-    /// The database cannot be read: 503, and the outage is remembered (`OutageLog`).
-    case databaseUnreachable(reason: String)
+    /// The database cannot be reached: 503, and for a host known to have an account the outage is remembered
+    /// (`OutageLog`).
+    case databaseUnreachable(reason: String, knownHost: Bool)
 
     /// Whether settings changed since they were read could turn this answer into `genuine`.
     var mayBeStale: Bool {
@@ -48,15 +49,29 @@ final class WebhookAuthenticator: Sendable {
         let value: Value
     }
 
+    private struct Trust: Sendable {
+        let loaded: ContinuousClock.Instant
+        let trust: HostTrust?
+    }
+
+    /// Its own few connections, so that lookups for made-up hosts queue behind each other instead of taking
+    /// the connections that commit genuine webhooks.
     private let pool: PostgresPool
     private let keyCaches: GoogleKeyCaches
-    private let hosts = Mutex<[String: (loaded: ContinuousClock.Instant, trust: HostTrust?)]>([:])
-    private let apple = Mutex<[Int64: Entry<NotificationVerifier>]>([:])
+    private let hosts = Mutex<[String: Trust]>([:])
+    /// At most one lookup per host at a time; concurrent requests for the host share it.
+    private let lookups = Mutex<[String: Task<HostTrust?, any Error>]>([:])
+    private let apple = Mutex<[Int64: Entry<Result<NotificationVerifier, any Error>>]>([:])
     private let google = Mutex<[Int64: Entry<PushTokenVerifier>]>([:])
 
     init(pool: PostgresPool, keyCaches: GoogleKeyCaches) {
         self.pool = pool
         self.keyCaches = keyCaches
+    }
+
+    /// Whether `host` is known to have an account (from the cache, however old).
+    func isKnown(_ host: String) -> Bool {
+        hosts.withLock { $0[host]?.trust != nil }
     }
 
     func authenticate(_ body: Data, from source: WebhookSource, host: String, authorization: String?,
@@ -67,8 +82,11 @@ final class WebhookAuthenticator: Sendable {
             let age: Duration
             do {
                 (trust, age) = try await self.trust(of: host, maxAge: maxAge)
+            } catch let error as PostgresError where error.code == .connectionLost {
+                return .databaseUnreachable(reason: "cannot read the account's store connections: \(error)",
+                                            knownHost: isKnown(host))
             } catch {
-                return .databaseUnreachable(reason: "cannot read the account's store connections: \(error)")
+                return .unavailable(reason: "cannot read the account's store connections: \(error)")
             }
             let verdict: Verdict
             if let trust {
@@ -95,15 +113,29 @@ final class WebhookAuthenticator: Sendable {
     private func trust(of host: String, maxAge: Duration) async throws -> (HostTrust?, age: Duration) {
         let now = ContinuousClock.now
         if let cached = hosts.withLock({ $0[host] }), now - cached.loaded < maxAge { return (cached.trust, now - cached.loaded) }
-        let trust = try await pool.query(HostTrust.loading(host: host))
-        hosts.withLock { hosts in
-            if hosts.count >= Self.maxHosts {
-                hosts = hosts.filter { now - $0.value.loaded < Self.trustLifetime }
-                if hosts.count >= Self.maxHosts { hosts.removeAll() }
-            }
-            hosts[host] = (now, trust)
+        let pool = pool
+        let lookup = lookups.withLock { lookups in
+            if let running = lookups[host] { return running }
+            let started = Task { try await pool.query(HostTrust.loading(host: host)) }
+            lookups[host] = started
+            return started
         }
+        let result = await lookup.result
+        lookups.withLock { lookups in if lookups[host] == lookup { lookups[host] = nil } }
+        let trust = try result.get()
+        remember(trust, of: host, at: now)
         return (trust, .zero)
+    }
+
+    /// Keeps a host's trust, making room when the table is full: first hosts without an account (what a flood
+    /// of made-up `Host` headers adds), then expired ones, so real tenants keep their entries.
+    private func remember(_ trust: HostTrust?, of host: String, at now: ContinuousClock.Instant) {
+        hosts.withLock { hosts in
+            if hosts.count >= Self.maxHosts { hosts = hosts.filter { $0.value.trust != nil } }
+            if hosts.count >= Self.maxHosts { hosts = hosts.filter { now - $0.value.loaded < Self.trustLifetime } }
+            if hosts.count >= Self.maxHosts { hosts.removeAll() }
+            hosts[host] = Trust(loaded: now, trust: trust)
+        }
     }
 
     // MARK: Apple
@@ -145,15 +177,17 @@ final class WebhookAuthenticator: Sendable {
         }
     }
 
+    /// The connection's verifier, or why it cannot have one; either is kept while the connection's trust stays
+    /// the same, so a misconfigured connection is not rebuilt (its PEM parsed) on every request.
     private func appleVerifier(for connection: ConnectionTrust) throws -> NotificationVerifier {
-        try apple.withLock { verifiers in
-            if let entry = verifiers[connection.id], entry.trust == connection { return entry.value }
-            let verifier = try NotificationVerifier(roots: try AppleRoots.trusted(pem: connection.trustedRootsPEM),
-                                                    bundleID: connection.appIdentifier, appAppleID: connection.appAppleID,
-                                                    environment: AppStoreEnvironment(rawValue: connection.environment.rawValue))
-            verifiers[connection.id] = Entry(trust: connection, value: verifier)
-            return verifier
+        if let entry = apple.withLock({ $0[connection.id] }), entry.trust == connection { return try entry.value.get() }
+        let built = Result {
+            try NotificationVerifier(roots: try AppleRoots.trusted(pem: connection.trustedRootsPEM), bundleID: connection.appIdentifier,
+                                     appAppleID: connection.appAppleID,
+                                     environment: AppStoreEnvironment(rawValue: connection.environment.rawValue))
         }
+        apple.withLock { $0[connection.id] = Entry(trust: connection, value: built) }
+        return try built.get()
     }
 
     // MARK: Google

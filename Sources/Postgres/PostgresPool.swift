@@ -52,10 +52,11 @@ public actor PostgresPool {
     /// False from a failed connection attempt until one succeeds.
     private var reachable = true
     private var outage: (since: ContinuousClock.Instant, attempts: Int, lastWarning: ContinuousClock.Instant)?
+    private var lastConnectError: PostgresError?
     private var probing = false
     private var lastProbe: ContinuousClock.Instant?
     /// Callers waiting for the running probe; resumed once it has an answer.
-    private var probeWaiters: [CheckedContinuation<Void, any Error>] = []
+    private var probeWaiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var closed = false
     private let logger = Logger(component: "postgres")
 
@@ -108,6 +109,10 @@ public actor PostgresPool {
             waiter.continuation.resume(throwing: PostgresError(.connectionLost, message: "pool is closed"))
         }
         waiters.removeAll()
+        for waiter in probeWaiters {
+            waiter.continuation.resume(throwing: PostgresError(.connectionLost, message: "pool is closed"))
+        }
+        probeWaiters.removeAll()
     }
 
     private func acquire() async throws -> PostgresConnection {
@@ -137,7 +142,14 @@ public actor PostgresPool {
     /// probe, after the running probe succeeded otherwise; throws the probe's error if it failed.
     private func awaitProbe() async throws {
         if probing {
-            try await withCheckedThrowingContinuation { probeWaiters.append($0) }
+            let id = nextWaiterID
+            nextWaiterID += 1
+            let timeout = configuration.acquireTimeout
+            Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                await self?.expireProbeWaiter(id)
+            }
+            try await withCheckedThrowingContinuation { probeWaiters.append((id, $0)) }
             return
         }
         probing = true
@@ -179,6 +191,7 @@ public actor PostgresPool {
 
     private func markUnreachable(_ error: PostgresError) {
         reachable = false
+        lastConnectError = error
         let now = ContinuousClock.now
         if var current = outage {
             current.attempts += 1
@@ -202,8 +215,16 @@ public actor PostgresPool {
         let waiting = probeWaiters
         probeWaiters.removeAll()
         for waiter in waiting {
-            if let error { waiter.resume(throwing: error) } else { waiter.resume() }
+            if let error { waiter.continuation.resume(throwing: error) } else { waiter.continuation.resume() }
         }
+    }
+
+    /// A caller waits for a probe no longer than for a free connection (a probe of a host that does not answer
+    /// takes libpq's connect timeout).
+    private func expireProbeWaiter(_ id: UInt64) {
+        guard let index = probeWaiters.firstIndex(where: { $0.id == id }) else { return }
+        probeWaiters.remove(at: index).continuation.resume(throwing: lastConnectError ?? PostgresError(
+            .connectionLost, message: "database unreachable; no probe succeeded within \(configuration.acquireTimeout)"))
     }
 
     private func waitForConnection() async throws -> PostgresConnection {

@@ -116,6 +116,7 @@ struct CompactJWSTests {
         (#"{"alg":"ES256","critical":["x"],"b64x":false}"#, false),
         (#"{"alg":"ES256","crit":["exp"],"exp":1}"#, true),
         (#"{"alg":"ES256","crit":[]}"#, true),
+        (#"{"alg":"ES256","crit":null}"#, true),
         (#"{"alg":"ES256","b64":false}"#, true),
         (#"{"alg":"ES256","b64":false,"crit":["b64"]}"#, true),
         (#"{"alg":"ES256","\u0063rit":["x"]}"#, true),

@@ -10,14 +10,13 @@ import Worker
 /// (1, 12, 24, 48, 72). Google Play needs nothing: Pub/Sub redelivers a refused push with a backoff of at
 /// most ten minutes, for seven days.
 ///
-/// The sweeps are ordinary `apple.sweep` jobs, keyed per connection and outage end, so serve instances that
-/// each report the same outage queue each sweep once.
+/// The sweeps are ordinary `apple.sweep` jobs with one key per connection, so while one is pending, further
+/// outage reports (other serve instances, a flapping database) add nothing.
 struct OutageSweepHandler: JobHandler {
     static let kind = "sync.outage"
 
     struct Payload: Decodable {
-        /// nil: every host (ingest stopped counting).
-        let hosts: [String]?
+        let hosts: [String]
         let from: String
         let to: String
     }
@@ -29,22 +28,17 @@ struct OutageSweepHandler: JobHandler {
         } catch {
             throw JobFailure.permanent("not an outage payload: \(error)")
         }
-        let connections: [(id: Int64, store: Store)]
-        if let hosts = payload.hosts {
-            let trusts = try await context.pool.run { db in try hosts.map { try db.query(HostTrust.loading(host: $0)) } }
-            connections = trusts.compactMap { $0 }.flatMap(\.connections).map { ($0.id, $0.store) }
-        } else {
-            connections = try await context.pool.run { db in try StoreConnections.list(on: db) }.map { ($0.id, $0.store) }
-        }
+        let hosts = payload.hosts.prefix(1_000)
+        let trusts = try await context.pool.run { db in try hosts.map { try db.query(HostTrust.loading(host: $0)) } }
+        let connections = trusts.compactMap { $0 }.flatMap(\.connections)
         let apple = connections.filter { $0.store == .apple }.map(\.id)
         context.logger.info("sweeping store history after a database outage", [
             "from": .string(payload.from), "to": .string(payload.to), "apple_connections": .int(apple.count),
         ])
-        let end = payload.to
         return .done("queued \(apple.count) App Store sweep(s); Pub/Sub redelivers Google's pushes itself", writes: { db in
             for id in apple {
                 _ = try JobQueue.enqueue(NewJob(kind: AppleSweepHandler.kind, payload: #"{"connection_id":\#(id)}"#,
-                                                uniqueKey: "sweep:outage:\(end):\(id)"), on: db)
+                                                uniqueKey: "sweep:outage:\(id)"), on: db)
             }
             return nil
         })
