@@ -51,6 +51,9 @@ final class ChainCache: Sendable {
         self.capacity = capacity
     }
 
+    /// Chains held, for tests that a verdict was (or was not) kept.
+    var count: Int { entries.withLock { $0.count } }
+
     func leafKey(header: Data, at date: Date) -> PublicKey? {
         guard capacity > 0 else { return nil }
         return entries.withLock { entries in

@@ -37,6 +37,9 @@ public struct SignedDataVerifier: Sendable {
         self.environment = environment
     }
 
+    /// Signing chains whose verdict is cached (tests).
+    var cachedChains: Int { cache.count }
+
     /// A notification's `signedPayload`, verified and decoded.
     public func verifyNotification(_ jws: String, now: Date = Date()) throws -> NotificationPayload {
         let payload: NotificationPayload = try verified(jws, now: now)
