@@ -136,7 +136,10 @@ public struct IngestService: Sendable {
             logger.warning("webhook refused", ["route": .string(source.path), "reason": .string(reason)])
             return .error(400, reason)
         }
-        if let rejection = WebhookBody.check(request.body, from: source) {
+        let signedPayload: String?
+        switch WebhookBody.read(request.body, from: source) {
+        case .success(let signed): signedPayload = signed
+        case .failure(let rejection):
             logger.warning("webhook body rejected", [
                 "route": .string(source.path), "host": .string(host), "reason": .string(rejection.reason),
                 "bytes": .int(request.body.count), "sha256": .string(Hex.encode(Digest.sha256(request.body))),
@@ -144,8 +147,8 @@ public struct IngestService: Sendable {
             return .error(400, rejection.reason)
         }
         let authorization = source == .googlePlay ? request.header("authorization") : nil
-        switch await authenticator.authenticate(request.body, from: source, host: host, authorization: authorization,
-                                                receivedAt: receivedAt) {
+        switch await authenticator.authenticate(request.body, from: source, signedPayload: signedPayload, host: host,
+                                                authorization: authorization, receivedAt: receivedAt) {
         case .genuine: break
         case .unknownHost:
             logger.info("webhook for an unknown host", ["route": .string(source.path), "host": .string(host)])

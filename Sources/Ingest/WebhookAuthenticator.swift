@@ -74,8 +74,9 @@ final class WebhookAuthenticator: Sendable {
         hosts.withLock { $0[host]?.trust != nil }
     }
 
-    func authenticate(_ body: Data, from source: WebhookSource, host: String, authorization: String?,
-                      receivedAt: Date) async -> Verdict {
+    /// - Parameter signedPayload: an App Store body's `signedPayload`, as `WebhookBody.read` took it out.
+    func authenticate(_ body: Data, from source: WebhookSource, signedPayload: String?, host: String,
+                      authorization: String?, receivedAt: Date) async -> Verdict {
         var maxAge = Self.trustLifetime
         while true {
             let trust: HostTrust?
@@ -91,7 +92,7 @@ final class WebhookAuthenticator: Sendable {
             let verdict: Verdict
             if let trust {
                 verdict = switch source {
-                case .apple: verifyApple(body, trust: trust)
+                case .apple: verifyApple(signedPayload ?? "", trust: trust)
                 case .googlePlay: await verifyGoogle(body, authorization: authorization, trust: trust, receivedAt: receivedAt)
                 }
             } else {
@@ -140,11 +141,9 @@ final class WebhookAuthenticator: Sendable {
 
     // MARK: Apple
 
-    private func verifyApple(_ body: Data, trust: HostTrust) -> Verdict {
+    private func verifyApple(_ signed: String, trust: HostTrust) -> Verdict {
         let routing: NotificationRouting
-        let signed: String
         do {
-            signed = try NotificationRouting.signedPayload(fromBody: body)
             routing = try NotificationRouting(unverified: signed)
         } catch let error as AppStoreVerificationError {
             return .refused(status: 400, code: error.code.description, reason: error.reason)

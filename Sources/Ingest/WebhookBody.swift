@@ -29,25 +29,32 @@ public enum WebhookBody {
     }
 
     public static func check(_ body: Data, from source: WebhookSource) -> Rejection? {
+        if case .failure(let rejection) = read(body, from: source) { return rejection }
+        return nil
+    }
+
+    /// The checks, and what they read that verification needs next: an App Store body's `signedPayload`
+    /// (nil for a Pub/Sub push), so it is taken out of the body once.
+    static func read(_ body: Data, from source: WebhookSource) -> Result<String?, Rejection> {
         switch source {
-        case .apple: checkApple(body)
-        case .googlePlay: checkGoogle(body)
+        case .apple: readApple(body).map { $0 }
+        case .googlePlay: checkGoogle(body).map { .failure($0) } ?? .success(nil)
         }
     }
 
     /// Read as the worker reads it, so a body accepted here is one the worker can route.
-    private static func checkApple(_ body: Data) -> Rejection? {
+    private static func readApple(_ body: Data) -> Result<String, Rejection> {
         let signed: String
         do {
             signed = try NotificationRouting.signedPayload(fromBody: body)
         } catch let error as AppStoreVerificationError {
-            return Rejection(reason: error.reason)
+            return .failure(Rejection(reason: error.reason))
         } catch {
-            return Rejection(reason: "body is not a JSON object")
+            return .failure(Rejection(reason: "body is not a JSON object"))
         }
         // Three parts are two dots; counting them avoids building the parts for every webhook.
-        guard dots(in: signed) == 2 else { return Rejection(reason: "signedPayload is not a compact JWS") }
-        return nil
+        guard dots(in: signed) == 2 else { return .failure(Rejection(reason: "signedPayload is not a compact JWS")) }
+        return .success(signed)
     }
 
     /// The envelope read as the worker reads it (`PubSubPush`: the messageId it deduplicates on, the data it
