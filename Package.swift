@@ -11,7 +11,8 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0010__lease_by_priority.sql",
                                     "V0011__worker_column_grants.sql",
                                     "V0012__account_token_integrity.sql",
-                                    "V0013__ingest_connection_trust.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0013__ingest_connection_trust.sql",
+                                    "V0014__connection_settings_revision.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -50,7 +51,10 @@ let package = Package(
 
         // Domain. StoreModel holds the values the stores and the mirror exchange; it has no I/O.
         .target(name: "StoreModel", swiftSettings: strict),
-        .target(name: "Mirror", dependencies: ["StoreModel", "Postgres", "Logging"], swiftSettings: strict),
+        // Tenancy: accounts, store connections and their credentials, plans, prices, entitlements, product
+        // mappings, customers and account tokens.
+        .target(name: "Accounts", dependencies: ["StoreModel", "Postgres"], swiftSettings: strict),
+        .target(name: "Mirror", dependencies: ["Accounts", "StoreModel", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel"],
@@ -60,9 +64,9 @@ let package = Package(
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto", "AppStore", "GooglePlay",
-                                               "Mirror", "StoreModel"],
+                                               "Accounts", "Mirror", "StoreModel"],
                 swiftSettings: strict),
-        .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
+        .target(name: "Sync", dependencies: ["Worker", "Queue", "Accounts", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),
         // A local App Store and Google Play: signed answers and notifications from a scenario, for tests,
         // benchmarks and demos.
@@ -73,34 +77,37 @@ let package = Package(
 
         // Faces.
         .target(name: "CLI", dependencies: ["Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
-                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Mirror",
-                                            "StoreModel", "Simulator"],
+                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Accounts",
+                                            "Mirror", "StoreModel", "Simulator"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
 
         // Test support: a database per test, a worker process with test-only job kinds.
-        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "HTTP", "CStoreSyncShims"],
+        .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "HTTP", "CStoreSyncShims",
+                                                    "Accounts", "Crypto", "StoreModel"],
                 path: "Tests/TestSupport", swiftSettings: strict),
         .executableTarget(name: "storesync-testworker",
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
-        .testTarget(name: "PipelineTests", dependencies: ["Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",
+        .testTarget(name: "PipelineTests", dependencies: ["Accounts", "Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
                                                          "TestSupport", "storesync", "GooglePlay", "Operations", "Logging"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP", "TestSupport"],
+        .testTarget(name: "SimulatorTests", dependencies: ["Accounts", "Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: strict),
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport",
+        .testTarget(name: "IngestTests", dependencies: ["Accounts", "Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport",
                                                        "AppStore", "Crypto", "GooglePlay", "Mirror"],
                     swiftSettings: strict),
-        .testTarget(name: "MirrorTests", dependencies: ["Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
+        .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreModel", "Postgres", "TestSupport", "Crypto"],
+                    swiftSettings: strict),
+        .testTarget(name: "MirrorTests", dependencies: ["Accounts", "Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
                     swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",

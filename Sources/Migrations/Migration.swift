@@ -37,5 +37,7 @@ extension Migration {
         Migration(version: 11, name: "worker_column_grants", bytes: PackageResources.V0011__worker_column_grants_sql),
         Migration(version: 12, name: "account_token_integrity", bytes: PackageResources.V0012__account_token_integrity_sql),
         Migration(version: 13, name: "ingest_connection_trust", bytes: PackageResources.V0013__ingest_connection_trust_sql),
+        Migration(version: 14, name: "connection_settings_revision",
+                  bytes: PackageResources.V0014__connection_settings_revision_sql),
     ]
 }

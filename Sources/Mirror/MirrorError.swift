@@ -12,15 +12,11 @@ public struct MirrorError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let environmentMismatch = Code("environment mismatch")
         /// Another transaction is applying the same lineage right now; try again in a moment.
         public static let lineageBusy = Code("lineage busy")
-        /// No such customer in the account.
-        public static let unknownCustomer = Code("unknown customer")
         /// A refund-only update names a lineage the connection does not mirror.
         public static let unknownPurchase = Code("unknown purchase")
         /// A refund-only update refunds a charge the lineage has no invoice for: without the store's answer about
         /// the purchase there is nothing to book the charge from, so its refund cannot be linked.
         public static let chargeNotBooked = Code("charge not booked")
-        /// The store connection does not exist (deleted while its jobs were queued).
-        public static let unknownConnection = Code("unknown connection")
         public var description: String { name }
     }
 

@@ -1,4 +1,4 @@
-import Mirror
+import Accounts
 import Synchronization
 
 /// What a worker keeps per store connection across jobs — verifiers with their chain caches, API clients
@@ -10,6 +10,13 @@ final class ConnectionCache<Value: Sendable>: Sendable {
     }
 
     private let entries = Mutex<[Int64: Entry]>([:])
+
+    /// What was built for exactly this connection (same settings revision), if anything.
+    func cached(for connection: StoreConnection) -> Value? {
+        entries.withLock { entries in
+            entries[connection.id].flatMap { $0.connection == connection ? $0.value : nil }
+        }
+    }
 
     /// Built under the lock (a few milliseconds of key and certificate parsing, once per connection): two jobs
     /// racing to build would otherwise leave two clients, each with its own token and rate budget.

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Mirror
 import Postgres
@@ -13,13 +14,13 @@ import Testing
         Int(Date().timeIntervalSince(Fake.epoch) / 86_400) - 30 + days
     }
 
-    private static func held(_ customer: String, _ fixture: MirrorFixture) async throws -> [Entitlement] {
+    private static func held(_ customer: String, _ fixture: AccountFixture) async throws -> [Entitlement] {
         try await fixture.database.pool.run { db in try Entitlement.held(by: customer, on: db) }
     }
 
     @Test func storeAndWebSubscriptionsGrantTheirPlansKeysLongestFirst() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let accountID = fixture.accountID
             // The mapped plan "pro" grants pro and sync; a web-only plan "team" grants pro.
             let teamPrice = try await database.pool.transaction { db in

@@ -12,7 +12,7 @@ import Testing
 
     @Test func firstSnapshotOfALinkedPurchaseCreatesPurchaseSubscriptionInvoiceAndPayment() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             let outcome = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")]))
 
@@ -33,7 +33,7 @@ import Testing
             #expect(try purchase.decode(5, as: Bool.self))
             #expect(try purchase.decode(6, as: String.self) == token)
             #expect(try purchase.decode(7, as: String.self) == "purchased")
-            #expect(try purchase.decode(8, as: String.self) == MirrorFixture.product)
+            #expect(try purchase.decode(8, as: String.self) == AccountFixture.product)
             #expect(try purchase.decode(9, as: String.self) == "active")
             #expect(try purchase.decode(10, as: Date.self) == Fake.day(30))
             #expect(try purchase.decode(11, as: Date.self) == Fake.day(0))
@@ -67,10 +67,10 @@ import Testing
             #expect(try invoice.decode(2, as: Int64.self) == subscriptionID)
             #expect(try invoice.decode(3, as: String.self) == "apple")
             #expect(try invoice.decode(4, as: String.self) == "t1")
-            #expect(try invoice.decode(5, as: String.self) == MirrorFixture.product)
+            #expect(try invoice.decode(5, as: String.self) == AccountFixture.product)
             #expect(try invoice.decode(6, as: Int64.self) == 999)
             #expect(try invoice.decode(7, as: String.self) == "USD")
-            #expect(try invoice.decode(8, as: String.self) == "purchase \(MirrorFixture.product)")
+            #expect(try invoice.decode(8, as: String.self) == "purchase \(AccountFixture.product)")
             #expect(try invoice.decode(9, as: Date.self) == Fake.day(0))
             #expect(try invoice.decode(10, as: Date.self) == Fake.day(30))
             #expect(try invoice.decode(11, as: Date.self) == Fake.day(0))
@@ -86,7 +86,7 @@ import Testing
 
     @Test func theSameSnapshotAppliedFiveTimesBooksOnce() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let snapshot = Fake.snapshot(token: token, charges: [
                 Fake.charge("t1", day: 0, refund: Fake.refund(day: 3)),
@@ -108,7 +108,7 @@ import Testing
 
     @Test func concurrentAppliesOfOneNewLineageBookOnce() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             let snapshot = Fake.snapshot(token: token, charges: [Fake.charge("t1")])
             let outcomes = try await withThrowingTaskGroup(of: Mirror.Outcome.self) { group in
@@ -126,7 +126,7 @@ import Testing
 
     @Test func aLineageHeldByAnotherTransactionIsReportedBusyInsteadOfWaiting() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let snapshot = Fake.snapshot(token: token, charges: [Fake.charge("t1")])
             let holder = try await PostgresConnection.connect(url: database.url, applicationName: "lineage-holder")
@@ -148,7 +148,7 @@ import Testing
 
     @Test func aChargeListedTwiceInOneSnapshotIsBookedOnce() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let refunded = Fake.charge("t1", refund: Fake.refund(day: 2))
             let outcome = try await fixture.apply(Fake.snapshot(token: token, charges: [refunded, refunded, Fake.charge("t2")],
@@ -162,7 +162,7 @@ import Testing
     @Test(arguments: [1, 3, 12])
     func renewalsBookOneInvoiceEach(renewals: Int) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             var history = [Fake.charge("t0")]
             try await fixture.apply(Fake.snapshot(token: token, charges: history))
@@ -192,7 +192,7 @@ import Testing
 
     @Test func anOlderSnapshotAfterANewerOneKeepsTheNewestStateButBooksItsNewCharge() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let newer = Fake.snapshot(state: .expired, autoRenew: false, token: token,
                                       charges: [Fake.charge("t2", day: 30, reason: "renewal")], asOfDay: 60,
@@ -230,7 +230,7 @@ import Testing
     @Test(arguments: [nil, "5b0c2c59-3f0e-4a55-9d53-3a8f0c7e9b11", "not-a-uuid"] as [String?])
     func anUnknownTokenLeavesThePurchaseUnlinkedButKeepsItsCharges(token: String?) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             _ = try await fixture.customerWithToken()
             let outcome = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")]))
 
@@ -249,7 +249,7 @@ import Testing
 
     @Test func aLaterSnapshotWithAnIssuedTokenLinksTheLineageAndClaimsItsInvoices() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             let first = try await fixture.apply(Fake.snapshot(token: nil, charges: [Fake.charge("t1")]))
             #expect(first.customerID == nil)
@@ -275,7 +275,7 @@ import Testing
 
     @Test func aRevokedTokenStillLinksToItsCustomer() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             #expect(try await fixture.revoke(token))
             let outcome = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")]))
@@ -287,7 +287,7 @@ import Testing
 
     @Test func anUppercaseSpellingOfAnIssuedTokenLinks() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             let outcome = try await fixture.apply(Fake.snapshot(token: token.uppercased(), charges: [Fake.charge("t1")]))
             #expect(outcome.customerID == customer)
@@ -297,7 +297,7 @@ import Testing
     @Test(arguments: [true, false])
     func aRawCustomerIDLinksOnlyWhenIssuedTokensAreNotRequired(requireIssuedTokens: Bool) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, requireIssuedTokens: requireIssuedTokens)
+            let fixture = try await AccountFixture.make(database, requireIssuedTokens: requireIssuedTokens)
             let customer = try await fixture.addCustomer()
             let outcome = try await fixture.apply(Fake.snapshot(token: customer, charges: [Fake.charge("t1")]))
             #expect(outcome.customerID == (requireIssuedTokens ? nil : customer))
@@ -310,8 +310,8 @@ import Testing
 
     @Test func tokensAndCustomersOfAnotherAccountNeverLink() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, requireIssuedTokens: false)
-            let other = try await MirrorFixture.make(database, requireIssuedTokens: false, host: "other.example.com")
+            let fixture = try await AccountFixture.make(database, requireIssuedTokens: false)
+            let other = try await AccountFixture.make(database, requireIssuedTokens: false, host: "other.example.com")
             let (otherCustomer, otherToken) = try await other.customerWithToken()
             let byToken = try await fixture.apply(Fake.snapshot(lineage: "L1", token: otherToken))
             let byRawID = try await fixture.apply(Fake.snapshot(lineage: "L2", token: otherCustomer))
@@ -322,7 +322,7 @@ import Testing
 
     @Test func aLineageLinkedToOneCustomerNeverMovesToAnother() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, requireIssuedTokens: false)
+            let fixture = try await AccountFixture.make(database, requireIssuedTokens: false)
             let (customerA, tokenA) = try await fixture.customerWithToken()
             let (customerB, tokenB) = try await fixture.customerWithToken()
             try await fixture.apply(Fake.snapshot(token: tokenA, charges: [Fake.charge("t1")]))
@@ -353,7 +353,7 @@ import Testing
 
     @Test func anUnmappedProductIsRefusedAndTheCallersTransactionWritesNothing() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             try await fixture.apply(Fake.snapshot(lineage: "L1", token: token, charges: [Fake.charge("t1")]))
             let before = try await fixture.mirrorRowCounts()
@@ -386,7 +386,7 @@ import Testing
 
     @Test func aGoogleBasePlanMustBeMappedItself() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: .google)
+            let fixture = try await AccountFixture.make(database, store: .google)
             let (_, token) = try await fixture.customerWithToken()
             let annual = try await fixture.addPlanPrice(planCode: "pro", priceCode: "pro-annual", minorUnits: 9_999)
             try await fixture.map("com.example.pro", basePlanID: "annual", to: annual)
@@ -407,7 +407,7 @@ import Testing
                       (StoreEnvironment.sandbox, StoreEnvironment.production)])
     func environmentsNeverMix(connection: StoreEnvironment, purchase: StoreEnvironment) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, environment: connection)
+            let fixture = try await AccountFixture.make(database, environment: connection)
             let (_, token) = try await fixture.customerWithToken()
             let error = await #expect(throws: MirrorError.self) {
                 try await fixture.apply(Fake.snapshot(environment: purchase, token: token, charges: [Fake.charge("t1")]))
@@ -425,7 +425,7 @@ import Testing
 
     @Test func aSnapshotOfAnotherStoreIsRefused() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: .apple)
+            let fixture = try await AccountFixture.make(database, store: .apple)
             let (_, token) = try await fixture.customerWithToken()
             let error = await #expect(throws: MirrorError.self) {
                 try await fixture.apply(Fake.snapshot(store: .google, token: token, charges: [Fake.charge("t1")]))
@@ -454,7 +454,7 @@ import Testing
     ])
     func aRefundIsBookedOnceWithItsExactAmount(_ refund: RefundCase) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let charge = Fake.charge("t1", minorUnits: refund.charged.minorUnits, currency: refund.charged.currency,
                                      refund: Fake.refund(minorUnits: refund.refunded.minorUnits,
@@ -485,7 +485,7 @@ import Testing
 
     @Test func aReversedRefundKeepsItsRowAndCanBeRefundedAgain() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let refunded = Fake.charge("t1", refund: Fake.refund(day: 2))
             let plain = Fake.charge("t1")
@@ -519,7 +519,7 @@ import Testing
 
     @Test func aStaleSnapshotNeitherReversesNorRevivesARefund() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let refundedSnapshot = Fake.snapshot(token: token, charges: [Fake.charge("t1", refund: Fake.refund(day: 2))],
                                                  asOfDay: 2, event: "REFUND")
@@ -545,7 +545,7 @@ import Testing
     /// charge signed before the refund shows none without the refund having been reversed.
     @Test func onlyACopySignedAfterTheRefundReversesIt() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1", refund: Fake.refund(day: 2))],
                                                   asOfDay: 2, event: "REFUND"))
@@ -567,7 +567,7 @@ import Testing
     @Test(arguments: [true, false])
     func aRefundOnlyAStaleAnswerShowsIsBookedOnlyWhereRefundsAreFinal(reversible: Bool) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let reversed = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")], asOfDay: 3,
                                                                  event: "REFUND_REVERSED", refundsReversible: reversible))
@@ -598,7 +598,7 @@ import Testing
     @Test(arguments: [Store.apple, .google])
     func aLiveRefundGrowsToTheLargerAmountAndNeverShrinks(store: Store) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: store)
+            let fixture = try await AccountFixture.make(database, store: store)
             let (_, token) = try await fixture.customerWithToken()
             func refunded(_ minorUnits: Int64, day: Int, kind: String, reason: String?) -> StoreCharge {
                 Fake.charge("t1", refund: Fake.refund(minorUnits: minorUnits, day: day, kind: kind, reason: reason))
@@ -643,7 +643,7 @@ import Testing
     @Test(arguments: [Store.apple, .google])
     func aChargeShownUnrefundedReversesItsRefundOnlyWhereRefundsAreReversible(store: Store) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: store)
+            let fixture = try await AccountFixture.make(database, store: store)
             let (_, token) = try await fixture.customerWithToken()
             try await fixture.apply(Fake.snapshot(store: store, token: token, charges: [
                 Fake.charge("t1", refund: Fake.refund(day: 2)),
@@ -661,7 +661,7 @@ import Testing
 
     @Test func familySharedAccessIsMirroredButNeverBooked() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             let outcome = try await fixture.apply(Fake.snapshot(ownership: .familyShared, token: token, charges: [
                 Fake.charge("t1"), Fake.charge("t2", day: 30, refund: Fake.refund(day: 31)),
@@ -677,7 +677,7 @@ import Testing
 
     @Test func anUpgradeMovesTheSubscriptionToTheMappedPlanPriceWithoutDoubleBooking() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             let premium = try await fixture.addPlanPrice(planCode: "premium", priceCode: "premium-monthly", minorUnits: 1_999)
             try await fixture.map("com.example.premium.monthly", to: premium)
@@ -709,7 +709,7 @@ import Testing
 
     @Test func theTimelineRecordsWhatHappenedAndWhereItCameFrom() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (customer, token) = try await fixture.customerWithToken()
             let first = try await fixture.apply(Fake.snapshot(token: token, charges: [Fake.charge("t1")],
                                                               reference: "uuid-1", event: "SUBSCRIBED/INITIAL_BUY"))
@@ -765,7 +765,7 @@ import Testing
     ])
     func theStatusColumnFollowsTheSnapshot(_ rule: StatusCase) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             // First active, then the case's state: the update path, not only the insert, sets the status.
             try await fixture.apply(Fake.snapshot(token: token))
@@ -792,7 +792,7 @@ import Testing
     ])
     func moneyIsStoredInExactMinorUnits(_ amount: Money) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let (_, token) = try await fixture.customerWithToken()
             try await fixture.apply(Fake.snapshot(token: token, charges: [
                 Fake.charge("t1", minorUnits: amount.minorUnits, currency: amount.currency),

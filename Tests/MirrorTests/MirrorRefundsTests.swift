@@ -19,9 +19,9 @@ import Testing
     }
 
     /// A Google connection mirroring lineage `token-a`, expired, with two charges `o1` and `o2` booked.
-    private func expiredLineage(_ database: TestDatabase) async throws -> MirrorFixture {
-        let fixture = try await MirrorFixture.make(database, store: .google)
-        try await fixture.map(MirrorFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
+    private func expiredLineage(_ database: TestDatabase) async throws -> AccountFixture {
+        let fixture = try await AccountFixture.make(database, store: .google)
+        try await fixture.map(AccountFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
         let (_, token) = try await fixture.customerWithToken()
         var snapshot = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", state: .expired, autoRenew: false,
                                      token: token, charges: [Fake.charge("o1", day: 0), Fake.charge("o2", day: 30)], asOfDay: 31,
@@ -31,12 +31,12 @@ import Testing
         return fixture
     }
 
-    private func applyRefunds(_ update: StoreRefundUpdate, _ fixture: MirrorFixture) async throws -> Mirror.RefundOutcome {
+    private func applyRefunds(_ update: StoreRefundUpdate, _ fixture: AccountFixture) async throws -> Mirror.RefundOutcome {
         let connection = fixture.connection
         return try await fixture.database.pool.transaction { db in try Mirror.applyRefunds(update, connection: connection, on: db) }
     }
 
-    private func refusal(_ update: StoreRefundUpdate, _ fixture: MirrorFixture) async throws -> MirrorError? {
+    private func refusal(_ update: StoreRefundUpdate, _ fixture: AccountFixture) async throws -> MirrorError? {
         do {
             _ = try await applyRefunds(update, fixture)
             return nil
@@ -46,7 +46,7 @@ import Testing
     }
 
     /// What a refund-only update must never change: the purchase row and the customer subscription.
-    private func state(_ fixture: MirrorFixture) async throws -> [String] {
+    private func state(_ fixture: AccountFixture) async throws -> [String] {
         let row = try #require(try await fixture.rows("""
             SELECT p.store_state, p.expires_at::text, p.as_of::text, p.snapshot::text, p.updated_at::text,
                    s.store_state, s.status, s.expires_at::text, s.updated_at::text

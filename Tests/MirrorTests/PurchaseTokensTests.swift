@@ -8,8 +8,8 @@ import Testing
 @Suite struct PurchaseTokensTests {
     @Test func anUpgradeChainIsOneLineageWithItsOldTokensMarkedReplaced() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: .google)
-            try await fixture.map(MirrorFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
+            let fixture = try await AccountFixture.make(database, store: .google)
+            try await fixture.map(AccountFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
             var first = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", token: nil, asOfDay: 0)
             first.purchaseToken = "token-a"
             _ = try await fixture.apply(first)
@@ -51,8 +51,8 @@ import Testing
     /// committed first. The successor's state must win although its snapshot is older.
     @Test func aSuccessorTokenSupersedesItsPredecessorsStateWhateverTheFetchOrder() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: .google)
-            try await fixture.map(MirrorFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
+            let fixture = try await AccountFixture.make(database, store: .google)
+            try await fixture.map(AccountFixture.product, basePlanID: "monthly", to: fixture.planPriceID)
             var old = Fake.snapshot(lineage: "token-a", store: .google, basePlanID: "monthly", state: .expired, token: nil,
                                     asOfDay: 5)
             old.purchaseToken = "token-a"

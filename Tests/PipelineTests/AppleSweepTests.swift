@@ -1,3 +1,4 @@
+import Accounts
 import AppStore
 import Crypto
 import Foundation
@@ -46,7 +47,8 @@ import Testing
                 try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
             }
             // Read the first page as a sweep would have before crashing, and save its cursor.
-            let key = try PrivateKey(pem: try #require(pipeline.connection.apiPrivateKeyPEM))
+            let credentials = try await pipeline.database.pool.query(StoreCredentials.apple(connectionID: pipeline.connection.id))
+            let key = try PrivateKey(pem: try #require(credentials?.credentials.privateKeyPEM))
             let verifier = try SignedDataVerifier(roots: [pipeline.simulator.rootCertificate], bundleID: Pipeline.bundleID,
                                                   appAppleID: Pipeline.appAppleID, environment: .production)
             let http = try HTTPClient()

@@ -1,3 +1,4 @@
+import Accounts
 import AppStore
 import Crypto
 import Foundation

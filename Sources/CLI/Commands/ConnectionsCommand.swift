@@ -1,3 +1,4 @@
+import Accounts
 import Crypto
 import Foundation
 import Mirror
@@ -237,33 +238,37 @@ struct ConnectionsCommand: Command {
             let duplicate = "account \(new.accountID) already has a \(new.environment.rawValue) \(new.store.rawValue) "
                 + "connection for \(new.appIdentifier)"
             return try await SetupError.duplicate(duplicate) {
-                try await pool.transaction { db in try Catalog.addConnection(new, on: db) }
+                try await pool.transaction { db in
+                    try ConnectionSettings.get(id: Catalog.addConnection(new, on: db).id, on: db)
+                }
             }
         }
-        Output.print(json ? Output.Value.object([("id", .int(Int(added.id))),
-                                                 ("require_issued_tokens", .bool(added.requireIssuedTokens))]).text
-                          : "connection \(added.id) added: \(describe(added))")
+        guard let added else { throw SetupError(.notFound, "the connection added is not there to read back") }
+        Output.print(json ? Output.Value.object([("id", .int(Int(added.connection.id))),
+                                                 ("require_issued_tokens", .bool(added.connection.requireIssuedTokens))]).text
+                          : "connection \(added.connection.id) added: \(describe(added))")
         return 0
     }
 
+
     private static func list(json: Bool, environment: Environment) async throws -> Int32 {
         let connections = try await environment.withPool { pool in
-            try await pool.withConnection { db in try await StoreConnections.list(on: db) }
+            try await pool.withConnection { db in try await ConnectionSettings.list(on: db) }
         }
         if json {
             Output.print(Output.Value.array(connections.map(details)).text)
         } else {
             Output.print(connections.isEmpty ? "no connections" : Output.table(
                 ["ID", "ACCOUNT", "STORE", "APP", "ENVIRONMENT", "FLAGS"],
-                connections.map { [String($0.id), String($0.accountID), $0.store.rawValue, $0.appIdentifier,
-                                   $0.environment.rawValue, flags($0)] }))
+                connections.map { [String($0.connection.id), String($0.connection.accountID), $0.connection.store.rawValue,
+                                   $0.connection.appIdentifier, $0.connection.environment.rawValue, flags($0)] }))
         }
         return 0
     }
 
     private static func show(id: Int64, environment: Environment) async throws -> Int32 {
         let found = try await environment.withPool { pool in
-            try await pool.withConnection { db in try await StoreConnections.get(id: id, on: db) }
+            try await pool.withConnection { db in try await ConnectionSettings.get(id: id, on: db) }
         }
         guard let found else { throw SetupError(.notFound, "no connection \(id)") }
         Output.print(details(found).text)
@@ -271,8 +276,9 @@ struct ConnectionsCommand: Command {
     }
 
     /// Everything about a connection except its secret, which is only said to be there or not.
-    private static func details(_ connection: StoreConnection) -> Output.Value {
-        let roots = connection.trustedRootsPEM.map { pem in
+    private static func details(_ settings: ConnectionSettings) -> Output.Value {
+        let connection = settings.connection
+        let roots = settings.trustedRootsPEM.map { pem in
             guard let certificates = try? Certificate.load(Data(pem.utf8)) else { return Output.Value.string("(unreadable PEM)") }
             return Output.Value.array(certificates.map { .string($0.subject) })
         }
@@ -284,34 +290,36 @@ struct ConnectionsCommand: Command {
             ("require_issued_tokens", .bool(connection.requireIssuedTokens)),
             ("answer_consumption_requests", .bool(connection.answerConsumptionRequests)),
             ("consumption_refund_preference", connection.consumptionRefundPreference.map { .string($0) } ?? .null),
-            ("api_key_id", connection.apiKeyID.map { .string($0) } ?? .null),
-            ("api_issuer_id", connection.apiIssuerID.map { .string($0) } ?? .null),
-            ("api_private_key", .string(connection.apiPrivateKeyPEM == nil ? "(not set)" : "(set)")),
-            ("api_base_url", connection.apiBaseURL.map { .string($0) } ?? .null),
+            ("api_key_id", settings.apiKeyID.map { .string($0) } ?? .null),
+            ("api_issuer_id", settings.apiIssuerID.map { .string($0) } ?? .null),
+            ("api_private_key", .string(settings.hasPrivateKey ? "(set)" : "(not set)")),
+            ("api_base_url", settings.apiBaseURL.map { .string($0) } ?? .null),
             ("trusted_roots", roots ?? .null),
-            ("api_client_email", connection.apiClientEmail.map { .string($0) } ?? .null),
-            ("api_token_uri", connection.apiTokenURI.map { .string($0) } ?? .null),
-            ("push_audience", connection.pushAudience.map { .string($0) } ?? .null),
-            ("push_service_account", connection.pushServiceAccount.map { .string($0) } ?? .null),
-            ("push_jwks_url", connection.pushJWKSURL.map { .string($0) } ?? .null),
+            ("api_client_email", settings.apiClientEmail.map { .string($0) } ?? .null),
+            ("api_token_uri", settings.apiTokenURI.map { .string($0) } ?? .null),
+            ("push_audience", settings.pushAudience.map { .string($0) } ?? .null),
+            ("push_service_account", settings.pushServiceAccount.map { .string($0) } ?? .null),
+            ("push_jwks_url", settings.pushJWKSURL.map { .string($0) } ?? .null),
         ])
     }
 
-    private static func describe(_ connection: StoreConnection) -> String {
-        "\(connection.store.rawValue) \(connection.appIdentifier) \(connection.environment.rawValue) for account "
-            + "\(connection.accountID) [\(flags(connection))]"
+    private static func describe(_ settings: ConnectionSettings) -> String {
+        let connection = settings.connection
+        return "\(connection.store.rawValue) \(connection.appIdentifier) \(connection.environment.rawValue) for account "
+            + "\(connection.accountID) [\(flags(settings))]"
     }
 
     /// The settings that change behaviour, in one table cell.
-    private static func flags(_ connection: StoreConnection) -> String {
+    private static func flags(_ settings: ConnectionSettings) -> String {
+        let connection = settings.connection
         var flags: [String] = []
         if connection.requireIssuedTokens { flags.append("issued-tokens-only") }
         if connection.answerConsumptionRequests {
             flags.append("answers-consumption" + (connection.consumptionRefundPreference.map { "(\($0))" } ?? ""))
         }
-        if connection.apiPrivateKeyPEM != nil { flags.append("api-key") }
-        if connection.apiBaseURL != nil { flags.append("custom-api") }
-        if connection.trustedRootsPEM != nil { flags.append("custom-roots") }
+        if settings.hasPrivateKey { flags.append("api-key") }
+        if settings.apiBaseURL != nil { flags.append("custom-api") }
+        if settings.trustedRootsPEM != nil { flags.append("custom-roots") }
         return flags.isEmpty ? "-" : flags.joined(separator: ",")
     }
 }

@@ -2,7 +2,8 @@ import AppStore
 import Crypto
 import Foundation
 import HTTP
-import Mirror
+import Accounts
+import Postgres
 import Queue
 import StoreModel
 
@@ -45,18 +46,24 @@ final class AppleConnectionRegistry: Sendable {
         self.metrics = metrics
     }
 
-    func tools(for connection: StoreConnection) throws -> Tools {
-        try cache.value(for: connection, build: build)
+    /// The connection's tools; its credentials are read only when this process has none for its settings
+    /// revision yet.
+    func tools(for connection: StoreConnection, pool: PostgresPool) async throws -> Tools {
+        if let tools = cache.cached(for: connection) { return tools }
+        guard let loaded = try await pool.query(StoreCredentials.apple(connectionID: connection.id)) else {
+            throw JobFailure.permanent("store connection \(connection.id) no longer exists")
+        }
+        return try cache.value(for: connection) { try build($0, loaded.credentials) }
     }
 
-    private func build(_ connection: StoreConnection) throws -> Tools {
+    private func build(_ connection: StoreConnection, _ credentials: AppleCredentials) throws -> Tools {
         let roots: [Certificate]
         do {
-            roots = try AppleRoots.trusted(pem: connection.trustedRootsPEM)
+            roots = try AppleRoots.trusted(pem: credentials.trustedRootsPEM)
         } catch {
             throw JobFailure.permanent("connection \(connection.id): its trusted roots do not parse: \(error)")
         }
-        guard let keyID = connection.apiKeyID, let issuerID = connection.apiIssuerID, let keyPEM = connection.apiPrivateKeyPEM else {
+        guard let keyID = credentials.keyID, let issuerID = credentials.issuerID, let keyPEM = credentials.privateKeyPEM else {
             throw JobFailure.permanent("connection \(connection.id) has no App Store Server API key (key id, issuer id, private key)")
         }
         let key: PrivateKey
@@ -77,7 +84,7 @@ final class AppleConnectionRegistry: Sendable {
         }
         var configuration = AppStoreAPIConfiguration(environment: connection.environment, bundleID: connection.appIdentifier,
                                                      keyID: keyID, issuerID: issuerID, privateKey: key,
-                                                     baseURL: connection.apiBaseURL)
+                                                     baseURL: credentials.baseURL)
         configuration.rateLimits = configuration.rateLimits.scaled(by: rateLimitShare)
         configuration.maxHistoryPages = historyPages
         let client: AppStoreAPIClient

@@ -1,3 +1,4 @@
+import Accounts
 import AppStore
 import Foundation
 import Mirror
@@ -84,7 +85,7 @@ struct AppleConsumptionHandler: JobHandler {
         } catch {
             throw JobFailure.permanent("the recorded usage cannot be sent: \(error)")
         }
-        let tools = try registry.tools(for: connection)
+        let tools = try await registry.tools(for: connection, pool: context.pool)
         do {
             try await tools.client.sendConsumption(transactionID: task.transactionID, request: request)
         } catch let error as AppStoreAPIError {

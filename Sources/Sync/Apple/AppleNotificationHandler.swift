@@ -36,7 +36,7 @@ struct AppleNotificationHandler: JobHandler {
         // The connection of the notification's own environment if there is one; otherwise the app's only
         // connection, which then skips it as an environment mismatch.
         let connection = connections.first { $0.environment.rawValue == routing.environment?.rawValue } ?? connections[0]
-        let tools = try registry.tools(for: connection)
+        let tools = try await registry.tools(for: connection, pool: context.pool)
 
         let notification: NotificationPayload
         do {

@@ -1,3 +1,4 @@
+import Accounts
 import AppStore
 import Foundation
 import Logging

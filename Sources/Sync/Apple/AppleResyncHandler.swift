@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Mirror
 import Queue
@@ -18,7 +19,7 @@ struct AppleResyncHandler: JobHandler {
         }
         let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connection_id, on: db) }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
-        let tools = try registry.tools(for: connection)
+        let tools = try await registry.tools(for: connection, pool: context.pool)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")
         // Any transaction id of the customer works for both endpoints; the original one always exists.
         let revision = try await context.pool.query(AppleRefetch.storedRevision(connectionID: connection.id,

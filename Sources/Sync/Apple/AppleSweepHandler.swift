@@ -39,7 +39,7 @@ struct AppleSweepHandler: JobHandler {
                                                 retention: { Self.retention($0.environment) }) }
         var window = try await load()
         let connection = window.connection
-        let client = try registry.tools(for: connection).client
+        let client = try await registry.tools(for: connection, pool: context.pool).client
         var queued = 0
         for _ in 0..<Self.maxPages {
             let page: NotificationHistoryPage

@@ -1,3 +1,4 @@
+import Accounts
 import Crypto
 import Foundation
 import GooglePlay
@@ -63,7 +64,7 @@ struct GoogleAcknowledgeHandler: JobHandler {
                 .first?.decode(0, as: String.self))
         }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
-        let tools = try registry.tools(for: connection)
+        let tools = try await registry.tools(for: connection, pool: context.pool)
         let client = tools.client
         do {
             try await client.acknowledge(subscriptionID: task.productID, token: task.token)

@@ -1,9 +1,10 @@
+import Accounts
 import Crypto
 import Foundation
 import GooglePlay
 import HTTP
 import Logging
-import Mirror
+import Postgres
 import Queue
 
 /// The Play Developer API client and the push-token verifier of each Google store connection, kept while
@@ -52,15 +53,21 @@ final class GoogleConnectionRegistry: Sendable {
         keyCaches = GoogleKeyCaches(http: http)
     }
 
-    func tools(for connection: StoreConnection) throws -> Tools {
-        try cache.value(for: connection, build: build)
+    /// The connection's tools; its credentials are read only when this process has none for its settings
+    /// revision yet.
+    func tools(for connection: StoreConnection, pool: PostgresPool) async throws -> Tools {
+        if let tools = cache.cached(for: connection) { return tools }
+        guard let loaded = try await pool.query(StoreCredentials.google(connectionID: connection.id)) else {
+            throw JobFailure.permanent("store connection \(connection.id) no longer exists")
+        }
+        return try cache.value(for: connection) { try build($0, loaded.credentials) }
     }
 
-    private func build(_ connection: StoreConnection) throws -> Tools {
-        guard let email = connection.apiClientEmail, let pem = connection.apiPrivateKeyPEM else {
+    private func build(_ connection: StoreConnection, _ credentials: GoogleCredentials) throws -> Tools {
+        guard let email = credentials.clientEmail, let pem = credentials.privateKeyPEM else {
             throw JobFailure.permanent("connection \(connection.id) has no Play Developer API service account")
         }
-        guard let audience = connection.pushAudience, let pushAccount = connection.pushServiceAccount else {
+        guard let audience = credentials.pushAudience, let pushAccount = credentials.pushServiceAccount else {
             throw JobFailure.permanent("connection \(connection.id) has no push audience / push service account to "
                                        + "authenticate Pub/Sub pushes with")
         }
@@ -71,8 +78,8 @@ final class GoogleConnectionRegistry: Sendable {
             throw JobFailure.permanent("connection \(connection.id): its service-account key does not load: \(error)")
         }
         var configuration = GooglePlayAPIConfiguration(packageName: connection.appIdentifier, clientEmail: email,
-                                                       privateKey: key, tokenURI: connection.apiTokenURI,
-                                                       baseURL: connection.apiBaseURL)
+                                                       privateKey: key, tokenURI: credentials.tokenURI,
+                                                       baseURL: credentials.baseURL)
         configuration.rateLimits = configuration.rateLimits.scaled(by: rateLimitShare)
         var observe: (@Sendable (GooglePlayAPICall) -> Void)?
         if let metrics { observe = { call in metrics.record(call) } }
@@ -82,7 +89,7 @@ final class GoogleConnectionRegistry: Sendable {
         } catch {
             throw JobFailure.permanent("connection \(connection.id): \(error)")
         }
-        let keys = keyCaches.cache(for: connection.pushJWKSURL)
+        let keys = keyCaches.cache(for: credentials.pushJWKSURL)
         return Tools(connection: connection, client: client,
                      pushVerifier: PushTokenVerifier(audience: audience, serviceAccountEmail: pushAccount, keys: keys),
                      metrics: metrics)

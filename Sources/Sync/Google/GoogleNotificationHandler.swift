@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import GooglePlay
 import Logging
@@ -40,7 +41,7 @@ struct GoogleNotificationHandler: JobHandler {
             throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
                                        + "\(envelope.accountID)")
         }
-        let tools = try registry.tools(for: primary)
+        let tools = try await registry.tools(for: primary, pool: context.pool)
         try await authenticate(envelope, with: tools, previousError: job.lastError)
 
         if seen != nil { return .done("duplicate") }

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import GooglePlay
 import Mirror
@@ -30,7 +31,7 @@ struct GoogleResyncHandler: JobHandler {
         }
         let token = mirrored?.token
         guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
-        let tools = try registry.tools(for: connection)
+        let tools = try await registry.tools(for: connection, pool: context.pool)
         let voided = (task.voided ?? []).map(\.order)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
         let answer = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)

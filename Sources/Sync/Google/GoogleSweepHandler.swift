@@ -30,7 +30,7 @@ struct GoogleSweepHandler: JobHandler {
         }
         var window = try await load()
         let connection = window.connection
-        let tools = try registry.tools(for: connection)
+        let tools = try await registry.tools(for: connection, pool: context.pool)
         let client = tools.client
         var queued = 0
         for _ in 0..<Self.maxPages {

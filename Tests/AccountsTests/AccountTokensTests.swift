@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import Mirror
+import Accounts
 import Postgres
 import TestSupport
 import Testing
@@ -10,7 +10,7 @@ import Testing
 @Suite struct AccountTokensTests {
     @Test func theFirstIssueReturnsASecretAndStoresOnlyItsHash() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             let issued = try await fixture.issueToken(for: customer)
 
@@ -35,7 +35,7 @@ import Testing
     /// draw misses one of the 62 with probability about 2 × 10⁻¹².
     @Test func secretsAreDistinctAndDrawFromTheWholeAlphabet() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             var secrets: [String] = []
             for _ in 0..<40 {
@@ -50,7 +50,7 @@ import Testing
 
     @Test func issuingAgainReusesTheActiveTokenWithoutItsSecret() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             let first = try await fixture.issueToken(for: customer)
             let second = try await fixture.issueToken(for: customer)
@@ -61,7 +61,7 @@ import Testing
 
     @Test func concurrentFirstIssuesAgreeOnOneToken() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             let results = try await withThrowingTaskGroup(of: AccountTokens.Issued.self) { group in
                 for _ in 0..<4 { group.addTask { try await fixture.issueToken(for: customer) } }
@@ -75,7 +75,7 @@ import Testing
 
     @Test func rotatingRevokesEveryActiveTokenAndIssuesANewPair() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             let old = try await fixture.issueToken(for: customer)
             let rotated = try await fixture.issueToken(for: customer, rotate: true)
@@ -92,7 +92,7 @@ import Testing
 
     @Test func revokingIsIdempotentAndAfterwardsANewTokenIsIssued() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             let issued = try await fixture.issueToken(for: customer)
             let token = issued.token
@@ -109,7 +109,7 @@ import Testing
     @Test(arguments: ["7d1e0a54-84a4-4b8a-a6f5-5c0a5f8a9e21", "not-a-token", ""])
     func revokingWhatWasNeverIssuedReportsFalse(token: String) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             _ = try await fixture.issueToken(for: fixture.addCustomer())
             let revoked = try await fixture.revoke(token)
             #expect(!revoked)
@@ -123,7 +123,7 @@ import Testing
                       ("another account", "account_tokens_customer_account_fkey")])
     func theDatabaseKeepsTheTokenRules(case name: String, constraint: String) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let customer = try await fixture.addCustomer()
             _ = try await fixture.issueToken(for: customer)
             let account: Int64 = name == "another account"
@@ -145,8 +145,8 @@ import Testing
     @Test(arguments: ["7d1e0a54-84a4-4b8a-a6f5-5c0a5f8a9e21", "not-a-uuid", "'; DROP TABLE customers; --"])
     func issuingForAnUnknownCustomerFails(customer: String) async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
-            let error = await #expect(throws: MirrorError.self) { try await fixture.issueToken(for: customer) }
+            let fixture = try await AccountFixture.make(database)
+            let error = await #expect(throws: AccountsError.self) { try await fixture.issueToken(for: customer) }
             #expect(error?.code == .unknownCustomer)
             #expect(try await fixture.count("SELECT count(*) FROM account_tokens") == 0)
         }

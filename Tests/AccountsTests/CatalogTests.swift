@@ -1,5 +1,5 @@
 import Foundation
-import Mirror
+import Accounts
 import Postgres
 import StoreModel
 import TestSupport
@@ -41,7 +41,7 @@ import Testing
 
     @Test func aConnectionReadsBackAsItWasAdded() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database, store: .google, environment: .sandbox)
+            let fixture = try await AccountFixture.make(database, store: .google, environment: .sandbox)
             let accountID = fixture.accountID
             let apple = try await database.pool.transaction { db in
                 var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: "com.example.app",
@@ -57,8 +57,12 @@ import Testing
             }
             #expect(apple.store == .apple && apple.environment == .production && apple.appAppleID == 1_234_567_890)
             #expect(!apple.requireIssuedTokens && apple.answerConsumptionRequests)
-            #expect(apple.consumptionRefundPreference == "GRANT_PRORATED" && apple.apiKeyID == "KEY123")
-            #expect(apple.apiBaseURL == "http://127.0.0.1:1/simulator" && apple.apiPrivateKeyPEM == nil)
+            #expect(apple.consumptionRefundPreference == "GRANT_PRORATED")
+            let credentials = try await database.pool.query(StoreCredentials.apple(connectionID: apple.id))?.credentials
+            #expect(credentials?.keyID == "KEY123")
+            #expect(credentials?.baseURL == "http://127.0.0.1:1/simulator" && credentials?.privateKeyPEM == nil)
+            let settings = try await database.pool.transaction { db in try ConnectionSettings.get(id: apple.id, on: db) }
+            #expect(settings?.connection == apple && settings?.apiKeyID == "KEY123" && settings?.hasPrivateKey == false)
 
             let found = try await database.pool.transaction { db in
                 (try StoreConnections.get(id: apple.id, on: db),
@@ -75,7 +79,7 @@ import Testing
 
     @Test func plansAndPricesAreFoundByCodeAndUpdatedInPlace() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let accountID = fixture.accountID
             let (monthly, annual, monthlyAgain) = try await database.pool.transaction { db in
                 (try Catalog.addPlanPrice(accountID: accountID, planCode: "gold", priceCode: "gold-m",
@@ -103,9 +107,9 @@ import Testing
 
     @Test func mappingAgainReplacesTheTarget() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let other = try await fixture.addPlanPrice(planCode: "premium", priceCode: "premium-m", minorUnits: 1_999)
-            try await fixture.map(MirrorFixture.product, to: other)
+            try await fixture.map(AccountFixture.product, to: other)
             let mappings = try await fixture.rows("SELECT plan_price_id, base_plan_id FROM product_mappings")
             #expect(mappings.count == 1)
             #expect(try mappings[0].decode(0, as: Int64.self) == other)
@@ -115,13 +119,13 @@ import Testing
 
     @Test func aPlanPriceOfAnotherAccountCannotBeMapped() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
-            let other = try await MirrorFixture.make(database, host: "other.example.com")
-            let error = await #expect(throws: MirrorError.self) {
+            let fixture = try await AccountFixture.make(database)
+            let other = try await AccountFixture.make(database, host: "other.example.com")
+            let error = await #expect(throws: AccountsError.self) {
                 try await fixture.map("com.example.stolen", to: other.planPriceID)
             }
             #expect(error?.code == .unknownConnection)
-            let missing = await #expect(throws: MirrorError.self) {
+            let missing = await #expect(throws: AccountsError.self) {
                 try await database.pool.transaction { db in
                     try Catalog.mapProduct(connectionID: 999_999, productID: "com.example.x", planPriceID: other.planPriceID,
                                            on: db)
@@ -134,7 +138,7 @@ import Testing
 
     @Test func customersGetUUIDsThatCanServeAsAccountTokens() async throws {
         try await TestDatabase.with { database in
-            let fixture = try await MirrorFixture.make(database)
+            let fixture = try await AccountFixture.make(database)
             let accountID = fixture.accountID
             let id = try await database.pool.transaction { db in
                 try Catalog.addCustomer(accountID: accountID, email: "ada@example.com", name: "Ada", on: db)
@@ -143,6 +147,23 @@ import Testing
             let row = try await fixture.rows("SELECT account_id, email, name FROM customers WHERE id = $1::uuid", [id])[0]
             #expect(try row.decode(0, as: Int64.self) == accountID)
             #expect(try row.decode(1, as: String.self) == "ada@example.com" && row.decode(2, as: String.self) == "Ada")
+        }
+    }
+
+    /// A store client knows its credentials are stale by the connection's revision alone: every change of the
+    /// row moves it, and a connection's credentials are only those of its own store.
+    @Test func credentialsAreReadApartAndTheirRevisionMovesWithEveryChange() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await AccountFixture.make(database)
+            let id = fixture.connection.id
+            #expect(fixture.connection.settingsRevision == 1)
+            #expect(try await database.pool.query(StoreCredentials.google(connectionID: id)) == nil)
+            _ = try await database.pool.query("UPDATE store_connections SET api_private_key = 'PEM' WHERE id = $1", [id])
+            let changed = try await database.pool.transaction { db in try StoreConnections.get(id: id, on: db) }
+            let loaded = try await database.pool.query(StoreCredentials.apple(connectionID: id))
+            #expect(changed?.settingsRevision == 2 && loaded?.revision == 2)
+            #expect(loaded?.credentials.privateKeyPEM == "PEM")
+            #expect(changed != fixture.connection)
         }
     }
 }

@@ -14,10 +14,10 @@ public enum AccountTokens {
     /// `sha256` hashes the secret (the Crypto adapter's digest, injected so this module stays free of C).
     public static func issue(customerID: String, rotate: Bool = false, sha256: @Sendable (Data) -> Data,
                              on db: isolated PostgresConnection) throws -> Issued {
-        guard UUID(uuidString: customerID) != nil else { throw MirrorError(.unknownCustomer, "customer id \(customerID.prefix(64)) is not a UUID") }
+        guard UUID(uuidString: customerID) != nil else { throw AccountsError(.unknownCustomer, "customer id \(customerID.prefix(64)) is not a UUID") }
         let customer = try db.query("SELECT account_id FROM customers WHERE id = $1::uuid FOR UPDATE", [customerID])
         guard let accountID: Int64 = try customer.first?.decode(0) else {
-            throw MirrorError(.unknownCustomer, "no customer \(customerID)")
+            throw AccountsError(.unknownCustomer, "no customer \(customerID)")
         }
         if rotate {
             _ = try db.query("""

@@ -96,7 +96,7 @@ public enum Catalog {
             RETURNING 1
             """, [connectionID, productID, basePlanID ?? "", planPriceID])
         guard !rows.isEmpty else {
-            throw MirrorError(.unknownConnection, "no connection \(connectionID) with a plan price \(planPriceID) in its account")
+            throw AccountsError(.unknownConnection, "no connection \(connectionID) with a plan price \(planPriceID) in its account")
         }
     }
 

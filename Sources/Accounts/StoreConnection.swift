@@ -2,9 +2,10 @@ import Foundation
 import Postgres
 import StoreModel
 
-/// One app on one store in one environment, as configured by the account. It decides which purchases are
-/// mirrored (environment), how they link (token policy), where their products map, and how StoreSync talks
-/// to the store's API.
+/// One app on one store in one environment, as configured by the account: which purchases are mirrored
+/// (environment), how they link (token policy), whether consumption requests are answered. It holds nothing
+/// StoreSync signs or authenticates with — those are `StoreCredentials`, which only the store clients load —
+/// so a connection can travel through the mirror, the logs and the API without carrying a private key.
 public struct StoreConnection: Sendable, Equatable {
     public let id: Int64
     public let accountID: Int64
@@ -16,54 +17,33 @@ public struct StoreConnection: Sendable, Equatable {
     public let requireIssuedTokens: Bool
     public let answerConsumptionRequests: Bool
     public let consumptionRefundPreference: String?
-    public let apiKeyID: String?
-    public let apiIssuerID: String?
-    /// The API private key (PEM). Never logged or printed.
-    public let apiPrivateKeyPEM: String?
-    public let apiBaseURL: String?
-    /// Roots trusted instead of the store's real root (a simulator); `nil` for the real one.
-    public let trustedRootsPEM: String?
-    /// Google: the service account the Play Developer API is called as, and its OAuth token endpoint.
-    public let apiClientEmail: String?
-    public let apiTokenURI: String?
-    /// Google: what a Pub/Sub push's OIDC token must say (`aud`, `email`) and where its signing keys are.
-    public let pushAudience: String?
-    public let pushServiceAccount: String?
-    public let pushJWKSURL: String?
+    /// Bumped by the database on every change of the connection's row: a store client built from older
+    /// credentials knows to load them again without reading them on every job.
+    public let settingsRevision: Int64
 
     static let columns = """
         id, account_id, store, app_identifier, app_apple_id, environment, require_issued_tokens,
-        answer_consumption_requests, consumption_refund_preference, api_key_id, api_issuer_id, api_private_key,
-        api_base_url, trusted_roots_pem, api_client_email, api_token_uri, push_audience, push_service_account,
-        push_jwks_url
+        answer_consumption_requests, consumption_refund_preference, settings_revision
         """
 
     init(row: PostgresRow) throws {
         id = try row.decode(0)
         accountID = try row.decode(1)
-        let storeName: String = try row.decode(2)
-        guard let store = Store(rawValue: storeName) else { throw MirrorError(.unknownConnection, "unknown store \(storeName)") }
-        self.store = store
+        (store, environment) = try Self.kind(id: id, store: row.decode(2), environment: row.decode(5))
         appIdentifier = try row.decode(3)
         appAppleID = try row.decodeOptional(4)
-        let environmentName: String = try row.decode(5)
-        guard let environment = StoreEnvironment(rawValue: environmentName) else {
-            throw MirrorError(.unknownConnection, "unknown environment \(environmentName)")
-        }
-        self.environment = environment
         requireIssuedTokens = try row.decode(6)
         answerConsumptionRequests = try row.decode(7)
         consumptionRefundPreference = try row.decodeOptional(8)
-        apiKeyID = try row.decodeOptional(9)
-        apiIssuerID = try row.decodeOptional(10)
-        apiPrivateKeyPEM = try row.decodeOptional(11)
-        apiBaseURL = try row.decodeOptional(12)
-        trustedRootsPEM = try row.decodeOptional(13)
-        apiClientEmail = try row.decodeOptional(14)
-        apiTokenURI = try row.decodeOptional(15)
-        pushAudience = try row.decodeOptional(16)
-        pushServiceAccount = try row.decodeOptional(17)
-        pushJWKSURL = try row.decodeOptional(18)
+        settingsRevision = try row.decode(9)
+    }
+
+    /// A row's store and environment, refused by name when this build does not know them.
+    static func kind(id: Int64, store: String, environment: String) throws -> (Store, StoreEnvironment) {
+        guard let known = Store(rawValue: store), let env = StoreEnvironment(rawValue: environment) else {
+            throw AccountsError(.unknownConnection, "connection \(id) has store \(store), environment \(environment)")
+        }
+        return (known, env)
     }
 }
 

@@ -42,7 +42,7 @@ public struct HostTrust: Sendable, Equatable {
                 let storeName: String = try row.decode(2)
                 let environmentName: String = try row.decode(5)
                 guard let store = Store(rawValue: storeName), let environment = StoreEnvironment(rawValue: environmentName) else {
-                    throw MirrorError(.unknownConnection, "connection \(id) has store \(storeName), environment \(environmentName)")
+                    throw AccountsError(.unknownConnection, "connection \(id) has store \(storeName), environment \(environmentName)")
                 }
                 return ConnectionTrust(id: id, store: store, appIdentifier: try row.decode(3), appAppleID: try row.decodeOptional(4),
                                        environment: environment, trustedRootsPEM: try row.decodeOptional(6),
