@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import HTTP
 import Postgres
@@ -175,12 +176,13 @@ enum AccountReference: Sendable {
 
     /// The account's id; fails with `SetupError.notFound` when there is no such account.
     func resolve(on pool: PostgresPool) async throws -> Int64 {
-        let rows: PostgresRows
-        switch self {
-        case .id(let id): rows = try await pool.query("SELECT id FROM accounts WHERE id = $1", [id])
-        case .host(let host): rows = try await pool.query("SELECT id FROM accounts WHERE host = $1", [host])
+        let found = try await pool.withConnection { db in
+            switch self {
+            case .id(let id): try await AccountDirectory.id(existing: id, on: db)
+            case .host(let host): try await AccountDirectory.id(host: host, on: db)
+            }
         }
-        guard let id = try rows.first?.decode(0, as: Int64.self) else {
+        guard let id = found else {
             switch self {
             case .id(let id): throw SetupError(.notFound, "no account \(id)")
             case .host(let host): throw SetupError(.notFound, "no account for host \(host)")

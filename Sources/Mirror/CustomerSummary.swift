@@ -59,3 +59,14 @@ public struct CustomerSummary: Sendable {
                                entitlements: try Entitlement.held(by: customerID, on: db))
     }
 }
+
+extension CustomerSummary {
+    /// `read` in a read-only REPEATABLE READ transaction of its own: subscriptions and the entitlements they
+    /// grant as of one moment, however the mirror moves meanwhile.
+    public static func read(customerID: String, pool: PostgresPool) async throws -> CustomerSummary? {
+        try await pool.transaction { db in
+            try db.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return try read(customerID: customerID, on: db)
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import Accounts
 import Foundation
 import Postgres
 
@@ -23,10 +24,7 @@ struct AccountsCommand: Command {
             let host = try Parse.host(given, "--host")
             let name = try Parse.name(givenName, "--name", maxCharacters: 200)
             let id = try await environment.withPool { pool in
-                try await pool.query("""
-                    INSERT INTO accounts (host, name) VALUES ($1, $2)
-                    ON CONFLICT (host) DO NOTHING RETURNING id
-                    """, [host, name]).first.map { try $0.decode(0, as: Int64.self) }
+                try await pool.transaction { db in try AccountDirectory.addIfAbsent(host: host, name: name, on: db) }
             }
             guard let id else {
                 FileHandle.standardError.write(Data("storesync accounts: an account for \(host) already exists\n".utf8))
@@ -37,22 +35,18 @@ struct AccountsCommand: Command {
             return 0
         case "list"?:
             try arguments.finish()
-            let rows = try await environment.withPool { pool in
-                try await pool.query("SELECT id, host, name, created_at FROM accounts ORDER BY id")
-            }
-            let accounts = try rows.map { row in
-                (id: try row.decode(0, as: Int64.self), host: try row.decode(1, as: String.self),
-                 name: try row.decode(2, as: String.self), created: try row.decode(3, as: Date.self))
+            let accounts = try await environment.withPool { pool in
+                try await pool.withConnection { db in try await AccountDirectory.list(on: db) }
             }
             if json {
                 Output.print(Output.Value.array(accounts.map {
                     .object([("id", .int(Int($0.id))), ("host", .string($0.host)), ("name", .string($0.name)),
-                             ("created_at", .string(Output.iso($0.created)))])
+                             ("created_at", .string(Output.iso($0.createdAt)))])
                 }).text)
             } else {
                 Output.print(accounts.isEmpty ? "no accounts" : Output.table(
                     ["ID", "HOST", "NAME", "CREATED"],
-                    accounts.map { [String($0.id), $0.host, $0.name, Output.iso($0.created)] }))
+                    accounts.map { [String($0.id), $0.host, $0.name, Output.iso($0.createdAt)] }))
             }
             return 0
         case let other?:

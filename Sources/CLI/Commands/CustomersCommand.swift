@@ -44,11 +44,7 @@ struct CustomersCommand: Command {
             try arguments.finish()
             let customerID = try Parse.uuid(text, "CUSTOMER")
             let summary = try await environment.withPool { pool in
-                try await pool.transaction { db in
-                    // One snapshot of the database for the subscriptions and the entitlements they grant.
-                    try db.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    return try CustomerSummary.read(customerID: customerID, on: db)
-                }
+                try await CustomerSummary.read(customerID: customerID, pool: pool)
             }
             guard let summary else { throw SetupError(.notFound, "no customer \(customerID)") }
             Output.print(details(summary).text)

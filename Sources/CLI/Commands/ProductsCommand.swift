@@ -60,7 +60,7 @@ struct ProductsCommand: Command {
             try arguments.finish()
             let connectionID = try Parse.id(connection, "--connection")
             let mappings = try await environment.withPool { pool in
-                try await pool.withConnection { db in try await readMappings(connectionID: connectionID, on: db) }
+                try await pool.withConnection { db in try await Catalog.mappings(connectionID: connectionID, on: db) }
             }
             guard let mappings else { throw SetupError(.notFound, "no connection \(connectionID)") }
             if json {
@@ -82,30 +82,6 @@ struct ProductsCommand: Command {
             throw UsageError("unknown action \(Parse.quoted(other)); say map or list")
         case nil:
             throw UsageError("say map or list")
-        }
-    }
-
-    struct Mapping: Sendable {
-        let product: String
-        let basePlan: String
-        let planPriceID: Int64
-        let plan: String
-        let price: String
-        let amount: Money
-        let period: String
-    }
-
-    /// The connection's mappings with what they map to; `nil` when there is no such connection.
-    private static func readMappings(connectionID: Int64, on db: isolated PostgresConnection) throws -> [Mapping]? {
-        guard try !db.query("SELECT 1 FROM store_connections WHERE id = $1", [connectionID]).isEmpty else { return nil }
-        return try db.query("""
-            SELECT m.store_product_id, m.base_plan_id, pp.id, p.code, pp.code, pp.amount_minor, pp.currency, pp.period
-            FROM product_mappings m JOIN plan_prices pp ON pp.id = m.plan_price_id JOIN plans p ON p.id = pp.plan_id
-            WHERE m.connection_id = $1 ORDER BY m.store_product_id, m.base_plan_id
-            """, [connectionID]).map { row in
-            Mapping(product: try row.decode(0), basePlan: try row.decode(1), planPriceID: try row.decode(2),
-                    plan: try row.decode(3), price: try row.decode(4),
-                    amount: Money(minorUnits: try row.decode(5), currency: try row.decode(6)), period: try row.decode(7))
         }
     }
 }

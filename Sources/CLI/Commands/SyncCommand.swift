@@ -33,8 +33,7 @@ struct SyncCommand: Command {
                 guard let connection = try StoreConnections.get(id: connectionID, on: db) else {
                     throw SetupError(.notFound, "no connection \(connectionID)")
                 }
-                if let lineage, try db.query("SELECT 1 FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
-                                             [connectionID, lineage]).isEmpty {
+                if let lineage, try !Purchases.exists(connectionID: connectionID, lineage: lineage, on: db) {
                     throw SetupError(.notFound, "connection \(connectionID) has no purchase \(lineage)")
                 }
                 let batch = "manual-\(Int64(Date().timeIntervalSince1970 * 1000))"

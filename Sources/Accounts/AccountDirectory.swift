@@ -1,0 +1,36 @@
+import Foundation
+import Postgres
+
+/// An account (tenant): SubscriptionFlow's customer, found by the host its API and webhooks are called on.
+public struct Account: Sendable, Equatable {
+    public let id: Int64
+    public let host: String
+    public let name: String
+    public let createdAt: Date
+}
+
+/// Finding and listing accounts, for the operator's commands.
+public enum AccountDirectory {
+    /// A new account for `host`, or nil when the host already has one (an operator adding twice is told so,
+    /// rather than shown a constraint violation).
+    public static func addIfAbsent(host: String, name: String, on db: isolated PostgresConnection) throws -> Int64? {
+        try db.query("INSERT INTO accounts (host, name) VALUES ($1, $2) ON CONFLICT (host) DO NOTHING RETURNING id",
+                     [host, name]).first.map { try $0.decode(0) }
+    }
+
+    public static func list(on db: isolated PostgresConnection) throws -> [Account] {
+        try db.query("SELECT id, host, name, created_at FROM accounts ORDER BY id").map { row in
+            Account(id: try row.decode(0), host: try row.decode(1), name: try row.decode(2), createdAt: try row.decode(3))
+        }
+    }
+
+    /// The id of the account with this id, if there is one.
+    public static func id(existing id: Int64, on db: isolated PostgresConnection) throws -> Int64? {
+        try db.query("SELECT id FROM accounts WHERE id = $1", [id]).first.map { try $0.decode(0) }
+    }
+
+    /// The id of the account of `host`, if there is one.
+    public static func id(host: String, on db: isolated PostgresConnection) throws -> Int64? {
+        try db.query("SELECT id FROM accounts WHERE host = $1", [host]).first.map { try $0.decode(0) }
+    }
+}
