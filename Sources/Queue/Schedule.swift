@@ -51,7 +51,7 @@ public struct Schedule: Sendable {
     {
         let (name, periods, jobKind, priority) = (name, self.period, jobKind, priority)
         return try await pool.transaction { connection in
-            let period = periods.key(for: try date ?? connection.query("SELECT now()")[0].decode(0))
+            let period = periods.key(for: try date ?? JobQueue.now(on: connection))
             let job = NewJob(kind: jobKind, payload: "{\"schedule\":\(JSON.quoted(name)),\"period\":\(JSON.quoted(period))}",
                              priority: priority, uniqueKey: "schedule:\(name):\(period)")
             let won = try connection.query("""

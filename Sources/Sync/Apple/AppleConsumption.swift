@@ -100,14 +100,7 @@ struct AppleConsumptionHandler: JobHandler {
     }
 }
 
-/// What the backend recorded about a transaction's consumption (`consumption_usage`).
-struct ConsumptionUsage: Sendable {
-    let customerConsented: Bool
-    let deliveryStatus: String
-    let sampleContentProvided: Bool
-    let consumptionPercentage: Int?
-    let refundPreference: String?
-
+extension ConsumptionUsage {
     /// Apple's request from these values, validated by Apple's documented rules before anything is sent. A
     /// percentage recorded for an auto-renewable subscription is left out: Apple computes that share itself and
     /// would reject the whole answer for it.
@@ -131,16 +124,5 @@ struct ConsumptionUsage: Sendable {
                                          productType: type)
         try request.validate()
         return request
-    }
-
-    static func find(_ transactionID: String, on db: isolated PostgresConnection) throws -> ConsumptionUsage? {
-        try db.query("""
-            SELECT customer_consented, delivery_status, sample_content_provided, consumption_percentage, refund_preference
-            FROM consumption_usage WHERE store_transaction_id = $1
-            """, [transactionID]).first.map {
-            ConsumptionUsage(customerConsented: try $0.decode(0), deliveryStatus: try $0.decode(1),
-                             sampleContentProvided: try $0.decode(2), consumptionPercentage: try $0.decodeOptional(3),
-                             refundPreference: try $0.decodeOptional(4))
-        }
     }
 }

@@ -92,12 +92,7 @@ struct GoogleRefetch {
             candidates += (max(0, number - Self.maxEarlierOrders)..<number).map { "\(base)..\($0)" }
         }
         guard !candidates.isEmpty else { return [] }
-        let asked = candidates
-        let booked: Set<String> = try await pool.run { db in
-            Set(try db.query("""
-                SELECT store_transaction_id FROM invoices WHERE store = 'google' AND store_transaction_id = ANY($1::text[])
-                """, [PostgresArray(asked)]).map { try $0.decode(0) })
-        }
+        let booked = try await pool.query(Invoices.booked(store: .google, among: candidates))
         return candidates.filter { !booked.contains($0) }
     }
 

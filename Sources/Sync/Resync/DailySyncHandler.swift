@@ -22,6 +22,14 @@ public struct DailySyncHandler: JobHandler {
     /// The batch name in every daily resync's unique key.
     public static let batch = "daily"
 
+    /// When the connection's last daily resync never tried yet is due, if that is still ahead: a failing one
+    /// waits out its backoff (hours, at most), which must hold back neither the next day's fan-out nor its
+    /// measure of the spread.
+    private static func lastQueued(connectionID: Int64, on db: isolated PostgresConnection) throws -> Date? {
+        try JobQueue.lastUntriedDue(priority: ResyncPlanner.priority, uniqueKeyPrefix: "resync:\(batch):\(connectionID):",
+                                    on: db)
+    }
+
     let settings: ResyncSettings
 
     public func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
@@ -33,7 +41,9 @@ public struct DailySyncHandler: JobHandler {
         var long: [String] = []
         for connection in connections {
             let planned = try await context.pool.transaction { db -> (added: Int, hours: Int)? in
-                guard try Self.markPlanned(connectionID: connection.id, day: period, on: db) else { return nil }
+                // The connection's fan-out watermark moves to the day, or the day was planned already.
+                guard try Watermark.advance(connectionID: connection.id, sweep: Self.schedule.name, toDay: period, on: db)
+                else { return nil }
                 // A backlog from earlier days runs first: today's resyncs queue behind it, not beside it, so the
                 // store never sees the connection's rate twice over.
                 let backlogEnd = try Self.lastQueued(connectionID: connection.id, on: db)
@@ -42,7 +52,7 @@ public struct DailySyncHandler: JobHandler {
                                                       start: backlogEnd.map { $0.addingTimeInterval(spacing) },
                                                       settings: settings, on: db)
                 let end = try Self.lastQueued(connectionID: connection.id, on: db)
-                let now: Date = try db.query("SELECT now()")[0].decode(0)
+                let now = try JobQueue.now(on: db)
                 return (added, end.map { Int($0.timeIntervalSince(now) / 3600) } ?? 0)
             }
             guard let (added, hours) = planned else {
@@ -63,29 +73,5 @@ public struct DailySyncHandler: JobHandler {
             }
         }
         return .done("planned \(total) resyncs" + (long.isEmpty ? "" : "; spread longer than a day: " + long.joined(separator: ", ")))
-    }
-
-    /// When the connection's last queued daily resync is due, if that is still ahead. Only resyncs never tried
-    /// count: a failing one waits out its backoff (hours, at most), which must hold back neither the next day's
-    /// fan-out nor its measure of the spread. The lease index serves it: resyncs share one priority, read from
-    /// the latest due backwards to the first of this connection's.
-    private static func lastQueued(connectionID: Int64, on db: isolated PostgresConnection) throws -> Date? {
-        try db.query("""
-            SELECT run_at FROM jobs
-            WHERE priority = $1 AND run_at > now() AND attempt = 0 AND unique_key LIKE $2
-            ORDER BY run_at DESC LIMIT 1
-            """, [Int(ResyncPlanner.priority), "resync:\(batch):\(connectionID):%"]).first?.decode(0)
-    }
-
-    /// Moves the connection's fan-out watermark to the start of `day` (UTC); false when it already stood
-    /// there or later. A concurrent run waits on the row and then sees the day taken.
-    private static func markPlanned(connectionID: Int64, day: String, on db: isolated PostgresConnection) throws -> Bool {
-        try !db.query("""
-            INSERT INTO sweep_watermarks (connection_id, sweep, watermark)
-            VALUES ($1, $2, $3::date::timestamp AT TIME ZONE 'UTC')
-            ON CONFLICT (connection_id, sweep) DO UPDATE SET watermark = EXCLUDED.watermark, updated_at = now()
-                WHERE sweep_watermarks.watermark < EXCLUDED.watermark
-            RETURNING 1
-            """, [connectionID, schedule.name, day]).isEmpty
     }
 }

@@ -33,13 +33,8 @@ enum Drift {
     private static func record(_ kinds: [String], purchaseID: Int64, state: StoreState, previousState: StoreState?,
                                charges: Int, refunds: Int, connectionID: Int64, metrics: SyncMetrics?,
                                on db: isolated PostgresConnection) throws {
-        guard !kinds.isEmpty else { return }
-        _ = try db.query("""
-            INSERT INTO purchase_events (purchase_id, kind, source, detail)
-            VALUES ($1, 'drift', 'resync', jsonb_build_object('kinds', $2::text[], 'state', $3::text,
-                                                              'previous_state', $4::text, 'charges', $5::int,
-                                                              'refunds', $6::int))
-            """, [purchaseID, PostgresArray(kinds), state.rawValue, previousState?.rawValue, charges, refunds])
+        try DriftEvents.record(kinds, purchaseID: purchaseID, state: state, previousState: previousState, charges: charges,
+                               refunds: refunds, on: db)
         for kind in kinds { metrics?.drift(connectionID: connectionID, kind: kind) }
     }
 }

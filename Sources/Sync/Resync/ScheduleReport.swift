@@ -1,5 +1,7 @@
 import Foundation
+import Mirror
 import Postgres
+import Queue
 
 /// The last run of each schedule for `storesync status`: when and by whom it was claimed, whether its own
 /// job is still pending, and for the daily resync how many lineages are still waiting and how much drift
@@ -18,20 +20,11 @@ public struct ScheduleReport: Sendable {
     public let drift: Int
 
     public static func read(on db: isolated PostgresConnection) throws -> [ScheduleReport] {
-        try db.query("""
-            SELECT r.schedule, r.period, r.claimed_by, r.claimed_at,
-                   EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id),
-                   CASE WHEN r.schedule = 'daily-sync' THEN
-                       (SELECT count(*) FROM jobs j WHERE j.unique_key LIKE 'resync:' || $1 || ':%') ELSE 0 END,
-                   CASE WHEN r.schedule = 'daily-sync' THEN
-                       (SELECT count(*) FROM purchase_events e WHERE e.kind = 'drift' AND e.occurred_at >= r.claimed_at)
-                   ELSE 0 END
-            FROM (SELECT DISTINCT ON (schedule) * FROM schedule_runs ORDER BY schedule, claimed_at DESC) r
-            ORDER BY r.schedule
-            """, [DailySyncHandler.batch]).map {
-            ScheduleReport(schedule: try $0.decode(0), period: try $0.decode(1), claimedBy: try $0.decode(2),
-                           claimedAt: try $0.decode(3), running: try $0.decode(4), resyncsPending: try $0.decode(5),
-                           drift: try $0.decode(6))
+        let daily = DailySyncHandler.schedule.name
+        return try ScheduleRun.latest(fannedOut: [daily: "resync:\(DailySyncHandler.batch):"], on: db).map { run in
+            ScheduleReport(schedule: run.schedule, period: run.period, claimedBy: run.claimedBy, claimedAt: run.claimedAt,
+                           running: run.running, resyncsPending: run.fannedOutPending,
+                           drift: run.schedule == daily ? try DriftEvents.count(since: run.claimedAt, on: db) : 0)
         }
     }
 }
