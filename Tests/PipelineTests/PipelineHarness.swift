@@ -1,10 +1,10 @@
 import AppStore
 import Crypto
 import Foundation
-import Logging
 import GooglePlay
 import HTTP
 import Ingest
+import Logging
 import Metrics
 import Mirror
 import Operations
@@ -13,6 +13,7 @@ import Queue
 import Simulator
 import StoreModel
 import Sync
+import TestPKI
 import TestSupport
 import Testing
 import Worker

@@ -20,6 +20,7 @@ import AppStore
 import CFuzzSupport
 import Crypto
 import Foundation
+import TestPKI
 
 private struct Harness: Sendable {
     static let bundleID = "com.example.storesync.fuzz"
