@@ -24,8 +24,11 @@ let package = Package(
     name: "StoreSync",
     products: [
         .executable(name: "storesync", targets: ["storesync"]),
-        // Crypto and App Store verification for the separate Tests/FuzzTesting/ package.
-        .library(name: "StoreSyncCrypto", targets: ["Crypto", "AppStore"]),
+        .executable(name: "storesync-dev", targets: ["storesync-dev"]),
+        // For the separate Tests/FuzzTesting/ package: Crypto and App Store verification with the test PKI, and
+        // the strict JSON reader alone.
+        .library(name: "StoreSyncCrypto", targets: ["Crypto", "AppStore", "TestPKI"]),
+        .library(name: "StoreSyncStrictJSON", targets: ["StrictJSON"]),
     ],
     targets: [
         // C libraries from Debian, one system target each.
@@ -48,6 +51,8 @@ let package = Package(
         // Shared plumbing with no C and no I/O beyond stderr.
         .target(name: "Logging", swiftSettings: strict),
         .target(name: "Metrics", swiftSettings: strict),
+        // The strict RFC 8259 reader every App Store payload and API answer is decoded with.
+        .target(name: "StrictJSON", swiftSettings: strict),
 
         // Domain. StoreModel holds the values the stores and the mirror exchange; it has no I/O.
         .target(name: "StoreModel", swiftSettings: strict),
@@ -57,7 +62,7 @@ let package = Package(
         .target(name: "Mirror", dependencies: ["Accounts", "StoreModel", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
-        .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel"],
+        .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel", "StrictJSON"],
                 resources: [.embedInCode("AppleRootCA-G3.cer")], swiftSettings: strict),
         .target(name: "GooglePlay", dependencies: ["Crypto", "HTTP", "StoreModel", "Logging"], swiftSettings: strict),
 
@@ -68,19 +73,30 @@ let package = Package(
                 swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "Accounts", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),
-        // A local App Store and Google Play: signed answers and notifications from a scenario, for tests,
-        // benchmarks and demos.
-        .target(name: "Simulator", dependencies: ["AppStore", "GooglePlay", "Crypto", "HTTP", "StoreModel", "Logging"],
-                swiftSettings: strict),
         .target(name: "Operations", dependencies: ["HTTP", "Metrics", "Migrations", "Postgres", "Queue", "Worker", "Logging"],
                 swiftSettings: strict),
 
         // Faces.
         .target(name: "CLI", dependencies: ["Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
                                             "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Accounts",
-                                            "Mirror", "StoreModel", "Simulator"],
+                                            "Mirror", "StoreModel"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),
+
+        // Dev tooling, never linked into `storesync`. TestPKI is an adapter (it imports OpenSSL to issue
+        // certificates): an Apple-shaped PKI for the simulator, the benchmarks and the tests.
+        .target(name: "TestPKI", dependencies: ["COpenSSL", "CStoreSyncShims", "Crypto", "AppStore"], swiftSettings: strict),
+        // A local App Store and Google Play: signed answers and notifications from a scenario, for tests,
+        // benchmarks and demos.
+        .target(name: "Simulator", dependencies: ["AppStore", "GooglePlay", "Crypto", "HTTP", "StoreModel", "Logging",
+                                                  "TestPKI"],
+                swiftSettings: strict),
+        // `storesync-dev`: the simulators, the demo, the benchmarks and the chaos run, on CLI's command plumbing.
+        .target(name: "DevTools", dependencies: ["CLI", "Simulator", "TestPKI", "AppStore", "Crypto", "GooglePlay", "HTTP",
+                                                 "Ingest", "Logging", "Metrics", "Migrations", "Mirror", "Postgres", "Queue",
+                                                 "StoreModel", "Sync", "Worker"],
+                swiftSettings: strict),
+        .executableTarget(name: "storesync-dev", dependencies: ["DevTools"], swiftSettings: strict),
 
         // Test support: a database per test, a worker process with test-only job kinds.
         .target(name: "TestSupport", dependencies: ["Postgres", "Migrations", "Queue", "Worker", "HTTP", "CStoreSyncShims",
@@ -90,28 +106,35 @@ let package = Package(
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
-        .testTarget(name: "PipelineTests", dependencies: ["Accounts", "Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",
+        .testTarget(name: "PipelineTests", dependencies: ["Accounts", "Sync", "Simulator", "TestPKI", "Ingest", "Worker", "Mirror", "StoreModel",
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
                                                          "TestSupport", "storesync", "GooglePlay", "Operations", "Logging"], swiftSettings: strict),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "TestSupport"],
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestPKI"], swiftSettings: strict),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"], swiftSettings: strict),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "StrictJSON", "TestPKI",
+                                                         "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SimulatorTests", dependencies: ["Accounts", "Simulator", "AppStore", "GooglePlay", "Crypto", "HTTP", "TestSupport"],
+        .testTarget(name: "SimulatorTests", dependencies: ["Accounts", "Simulator", "TestPKI", "AppStore", "GooglePlay", "Crypto",
+                                                         "HTTP", "TestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Crypto", "TestPKI", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: strict),
-        .testTarget(name: "IngestTests", dependencies: ["Accounts", "Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport",
-                                                       "AppStore", "Crypto", "GooglePlay", "Mirror"],
+        .testTarget(name: "IngestTests", dependencies: ["Accounts", "Ingest", "Operations", "HTTP", "Metrics", "Postgres",
+                                                       "TestSupport", "AppStore", "Crypto", "GooglePlay", "Mirror", "TestPKI"],
                     swiftSettings: strict),
         .testTarget(name: "AccountsTests", dependencies: ["Accounts", "StoreModel", "Postgres", "TestSupport", "Crypto"],
                     swiftSettings: strict),
         .testTarget(name: "MirrorTests", dependencies: ["Accounts", "Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
                     swiftSettings: strict),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "CLI",
-                                                      "storesync", "storesync-testworker", "AppStore", "GooglePlay", "Crypto", "HTTP"],
+        .testTarget(name: "QueueTests", dependencies: ["Queue", "Worker", "Migrations", "TestSupport", "storesync",
+                                                      "storesync-testworker"],
+                    swiftSettings: strict),
+        // Both executables as a user runs them (the dependencies build them next to the test bundle).
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "TestPKI", "storesync", "storesync-dev", "AppStore",
+                                                    "GooglePlay", "Crypto", "HTTP", "Postgres", "Queue"],
                     swiftSettings: strict),
     ]
 )

@@ -3,7 +3,7 @@
 #
 #   deploy/dev.sh run  [work args…]        release build, migrate, then `storesync serve` and
 #                                          `storesync work` in the foreground, and on a database
-#                                          without accounts a demo (`storesync demo --keep-running`:
+#                                          without accounts a demo (`storesync-dev demo --keep-running`:
 #                                          an account on a local App Store simulator at
 #                                          STORESYNC_DEMO_LISTEN, default 127.0.0.1:8095, with a few
 #                                          purchases mirrored; STORESYNC_DEMO=off skips it); Ctrl-C
@@ -30,7 +30,7 @@ FALLBACK_STATE=/var/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12
 
 STARTED_PG=0                     # 1 once this invocation started the embedded server
 DAEMON_PIDS=()
-DEMO_PID=                        # `storesync demo` while it runs next to the daemons
+DEMO_PID=                        # `storesync-dev demo` while it runs next to the daemons
 
 die() { echo "dev.sh: $*" >&2; exit 1; }
 note() { echo "dev.sh: $*" >&2; }
@@ -249,11 +249,15 @@ ingest_url() {
 
 # `run`: release build, migrate, then the webhook endpoints (`serve`) and a worker (`work`) in the
 # foreground until one of them exits or Ctrl-C; extra arguments go to `work`. Next to them, unless
-# STORESYNC_DEMO=off, `storesync demo --keep-running`: it seeds a database without accounts and keeps
+# STORESYNC_DEMO=off, `storesync-dev demo --keep-running`: it seeds a database without accounts and keeps
 # its simulator up; whatever it does, its end never stops the daemons.
 cmd_run() {
-    swift build --package-path "$ROOT" -c release --product storesync -Xswiftc -warnings-as-errors
-    local bin=$ROOT/.build/release/storesync
+    # Both products: the daemons, and the dev tools for the demo (the second build reuses the first's modules).
+    local product
+    for product in storesync storesync-dev; do
+        swift build --package-path "$ROOT" -c release --product "$product" -Xswiftc -warnings-as-errors
+    done
+    local bin=$ROOT/.build/release/storesync dev_bin=$ROOT/.build/release/storesync-dev
     local listen=${STORESYNC_LISTEN:-127.0.0.1:8080}
     ensure_database
     "$bin" migrate
@@ -268,7 +272,7 @@ cmd_run() {
         note "demo skipped (STORESYNC_DEMO=off)"
     else
         # It waits for `serve` to be ready itself, and does nothing on a database with accounts.
-        "$bin" demo --keep-running --ingest "$(ingest_url "$listen")" \
+        "$dev_bin" demo --keep-running --ingest "$(ingest_url "$listen")" \
             --simulator-listen "${STORESYNC_DEMO_LISTEN:-127.0.0.1:8095}" &
         DEMO_PID=$!
     fi
@@ -294,8 +298,10 @@ cmd_run() {
 
 # `test`: debug build with warnings as errors, a template database, then the tests.
 cmd_test() {
+    # Every product, the test bundles included: storesync, storesync-dev and storesync-testworker.
     swift build --package-path "$ROOT" --build-tests -Xswiftc -warnings-as-errors
     export STORESYNC_BIN=$ROOT/.build/debug/storesync
+    export STORESYNC_DEV_BIN=$ROOT/.build/debug/storesync-dev
     export STORESYNC_TESTWORKER_BIN=$ROOT/.build/debug/storesync-testworker
     ensure_database
     prepare_template

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import StrictJSON
 
 /// The App Store Server API calls the mirror needs, for one store connection. Every signed payload in an
 /// answer is verified before it is returned; failures are `AppStoreAPIError`s that say whether to retry.

@@ -1,3 +1,5 @@
+import StrictJSON
+
 /// A value read from JSON by the hand-written `JSONReader`, as every App Store payload and API answer is:
 /// Foundation's `JSONDecoder` cost more than the rest of reading a 10 KB answer of signed transactions.
 protocol JSONReadable {

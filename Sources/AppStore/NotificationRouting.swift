@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StrictJSON
 
 /// Which app and environment a notification claims to be for, read WITHOUT verification. Its main use is
 /// to choose the store connection whose settings then verify the notification: the verifier checks the

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// A payload `SignedDataVerifier` decodes from a token: read from its JSON with `JSONReader` (every known field
 /// checked for its type, unknown fields skipped), carrying the `signedDate` the chain is validated at.

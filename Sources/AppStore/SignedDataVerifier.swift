@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StrictJSON
 
 /// Verifies App Store signed data (`signedPayload`, `signedTransactionInfo`, `signedRenewalInfo`) the way
 /// Apple's own libraries do with online checks off, for one store connection:

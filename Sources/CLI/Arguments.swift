@@ -8,28 +8,29 @@ public struct UsageError: Error, CustomStringConvertible, Sendable {
 }
 
 /// A command line being consumed: options are taken by name wherever they appear, what remains are
-/// positionals. `finish()` rejects anything left unrecognised, so a typo never silently does nothing.
-struct Arguments {
+/// positionals. `finish()` rejects anything left unrecognised, so a typo never silently does nothing. `package`, as
+/// the rest of the command-line plumbing here, so that `storesync-dev`'s commands (`DevTools`) parse alike.
+package struct Arguments {
     private var tokens: [String]
 
-    init(_ tokens: [String]) { self.tokens = tokens }
+    package init(_ tokens: [String]) { self.tokens = tokens }
 
-    var isEmpty: Bool { tokens.isEmpty }
+    package var isEmpty: Bool { tokens.isEmpty }
 
     /// Takes `--name` and reports whether it was there.
-    mutating func flag(_ name: String) -> Bool {
+    package mutating func flag(_ name: String) -> Bool {
         guard let index = tokens.firstIndex(of: name) else { return false }
         tokens.remove(at: index)
         return true
     }
 
     /// Takes `--name VALUE` or `--name=VALUE`.
-    mutating func option(_ name: String) throws -> String? {
+    package mutating func option(_ name: String) throws -> String? {
         try options(name).last
     }
 
     /// Takes every `--name VALUE` (for options that may repeat).
-    mutating func options(_ name: String) throws -> [String] {
+    package mutating func options(_ name: String) throws -> [String] {
         var values: [String] = []
         var index = 0
         while index < tokens.count {
@@ -50,27 +51,27 @@ struct Arguments {
     }
 
     /// Takes the first token when it is `word`: a subcommand of a command that also runs without one.
-    mutating func subcommand(_ word: String) -> Bool {
+    package mutating func subcommand(_ word: String) -> Bool {
         guard tokens.first == word else { return false }
         tokens.removeFirst()
         return true
     }
 
     /// Takes the next positional argument.
-    mutating func positional() -> String? {
+    package mutating func positional() -> String? {
         guard let index = tokens.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else { return nil }
         return tokens.remove(at: index)
     }
 
     /// Takes every remaining positional argument.
-    mutating func remainingPositionals() -> [String] {
+    package mutating func remainingPositionals() -> [String] {
         var values: [String] = []
         while let value = positional() { values.append(value) }
         return values
     }
 
     /// Fails on anything not consumed.
-    func finish() throws {
+    package func finish() throws {
         if let extra = tokens.first {
             let shown = Parse.redacted(extra) ?? (extra.count > 64 ? String(extra.prefix(64)) + "…" : extra)
             throw UsageError(extra.hasPrefix("--") ? "unknown option \(shown)" : "unexpected argument \(shown)")
@@ -79,8 +80,8 @@ struct Arguments {
 }
 
 /// Parsers shared by flags and environment variables, each naming the setting in its error.
-enum Parse {
-    static func int(_ text: String, _ name: String, range: ClosedRange<Int>) throws -> Int {
+package enum Parse {
+    package static func int(_ text: String, _ name: String, range: ClosedRange<Int>) throws -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw UsageError("\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got \(text.debugDescription)")
         }
@@ -89,7 +90,7 @@ enum Parse {
 
     /// A share such as `0.25` or `1`: more than 0, at most 1000 (a benchmark may lift limits far above the
     /// stores' published ones).
-    static func fraction(_ text: String, _ name: String) throws -> Double {
+    package static func fraction(_ text: String, _ name: String) throws -> Double {
         guard text.utf8.count <= 20, let value = Double(text), value.isFinite, value > 0, value <= 1000 else {
             throw UsageError("\(name) must be a number greater than 0 and at most 1000, not \(text.prefix(20).debugDescription)")
         }
@@ -97,7 +98,7 @@ enum Parse {
     }
 
     /// `250ms`, `30s`, `5m`, `2h`, `60d`, or a bare number of seconds.
-    static func duration(_ text: String, _ name: String, range: ClosedRange<Duration>) throws -> Duration {
+    package static func duration(_ text: String, _ name: String, range: ClosedRange<Duration>) throws -> Duration {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         var number = text
         var scale = 1.0
@@ -118,7 +119,7 @@ enum Parse {
     }
 
     /// An ISO 8601 timestamp such as `2026-11-29T14:00:00Z`.
-    static func date(_ text: String, _ name: String) throws -> Date {
+    package static func date(_ text: String, _ name: String) throws -> Date {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         if let date = formatter.date(from: text) { return date }
@@ -129,7 +130,7 @@ enum Parse {
         return date
     }
 
-    static func jobID(_ text: String) throws -> Int64 {
+    package static func jobID(_ text: String) throws -> Int64 {
         guard let id = Int64(text), id > 0 else { throw UsageError("not a job id: \(text.debugDescription)") }
         return id
     }

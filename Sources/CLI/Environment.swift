@@ -3,15 +3,15 @@ import Logging
 import Postgres
 
 /// Settings read from the environment (`DATABASE_URL`, `STORESYNC_*`), validated before anything starts.
-struct Environment {
-    let values: [String: String]
+package struct Environment {
+    package let values: [String: String]
 
-    init(_ values: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(_ values: [String: String] = ProcessInfo.processInfo.environment) {
         self.values = values
     }
 
     /// `DATABASE_URL`, required by every command that touches the database.
-    func databaseURL() throws -> String {
+    package func databaseURL() throws -> String {
         guard let url = values["DATABASE_URL"], !url.isEmpty else {
             throw UsageError("DATABASE_URL is not set (e.g. postgresql://storesync@127.0.0.1:5432/storesync)")
         }
@@ -26,20 +26,20 @@ struct Environment {
         return url
     }
 
-    func string(_ name: String) -> String? {
+    package func string(_ name: String) -> String? {
         values[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
+    package func int(_ name: String, range: ClosedRange<Int>) throws -> Int? {
         try string(name).map { try Parse.int($0, name, range: range) }
     }
 
-    func duration(_ name: String, range: ClosedRange<Duration>) throws -> Duration? {
+    package func duration(_ name: String, range: ClosedRange<Duration>) throws -> Duration? {
         try string(name).map { try Parse.duration($0, name, range: range) }
     }
 
     /// Applies `STORESYNC_LOG_LEVEL` (debug, info, warning, error; default info).
-    func configureLogging() throws {
+    package func configureLogging() throws {
         guard let name = string("STORESYNC_LOG_LEVEL") else { return }
         guard let level = LogLevel(name: name) else {
             throw UsageError("STORESYNC_LOG_LEVEL must be one of debug, info, warning, error, got \(name.debugDescription)")
@@ -48,7 +48,7 @@ struct Environment {
     }
 
     /// The connection pool's settings: `STORESYNC_DB_POOL_SIZE` (default `defaultSize`).
-    func postgres(defaultSize: Int, applicationName: String) throws -> PostgresConfiguration {
+    package func postgres(defaultSize: Int, applicationName: String) throws -> PostgresConfiguration {
         PostgresConfiguration(url: try databaseURL(),
                               poolSize: try int("STORESYNC_DB_POOL_SIZE", range: 1...200) ?? defaultSize,
                               applicationName: applicationName)
@@ -57,7 +57,7 @@ struct Environment {
 
 extension Environment {
     /// Runs `body` with a connection pool for a one-shot CLI command and closes it afterwards.
-    func withPool<T>(size: Int = 1, _ body: (PostgresPool) async throws -> T) async throws -> T {
+    package func withPool<T>(size: Int = 1, _ body: (PostgresPool) async throws -> T) async throws -> T {
         let pool = PostgresPool(try postgres(defaultSize: size, applicationName: "storesync-cli"))
         do {
             let value = try await body(pool)

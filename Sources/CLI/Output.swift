@@ -2,8 +2,8 @@ import Foundation
 import Logging
 
 /// Renders command results as aligned text tables for people or JSON for scripts.
-enum Output {
-    static func table(_ header: [String], _ rows: [[String]]) -> String {
+package enum Output {
+    package static func table(_ header: [String], _ rows: [[String]]) -> String {
         var widths = header.map(\.count)
         for row in rows {
             for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
@@ -17,7 +17,7 @@ enum Output {
     }
 
     /// A JSON value built from Swift values without Foundation's number and key-order surprises.
-    indirect enum Value {
+    package indirect enum Value {
         case string(String)
         case int(Int)
         case double(Double)
@@ -27,7 +27,7 @@ enum Output {
         case array([Value])
         case object([(String, Value)])
 
-        var text: String {
+        package var text: String {
             switch self {
             case .string(let s): return JSON.quoted(s)
             case .int(let i): return String(i)
@@ -42,13 +42,13 @@ enum Output {
         }
     }
 
-    static func iso(_ date: Date) -> String {
+    package static func iso(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
     }
 
-    static func print(_ text: String) {
+    package static func print(_ text: String) {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }

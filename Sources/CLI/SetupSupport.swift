@@ -6,28 +6,28 @@ import StoreModel
 
 /// A setup command that was understood but could not be carried out (a missing record, a duplicate):
 /// printed as one line, exit status 1.
-struct SetupError: Error, CustomStringConvertible, Sendable {
-    struct Code: Hashable, Sendable, CustomStringConvertible {
+package struct SetupError: Error, CustomStringConvertible, Sendable {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
         /// The account, connection, customer or token named on the command line does not exist.
-        static let notFound = Code("not found")
+        package static let notFound = Code("not found")
         /// The record would duplicate one that exists (a unique constraint said so).
-        static let alreadyExists = Code("already exists")
+        package static let alreadyExists = Code("already exists")
         /// The records named exist but do not go together (an option that does not apply to the store).
-        static let mismatch = Code("mismatch")
-        var description: String { name }
+        package static let mismatch = Code("mismatch")
+        package var description: String { name }
     }
 
-    let code: Code
-    let message: String
+    package let code: Code
+    package let message: String
 
-    init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    var description: String { message }
+    package var description: String { message }
 }
 
 /// Parsers for the setup commands' arguments (accounts, connections, catalogue, customers, tokens), each
@@ -87,7 +87,7 @@ extension Parse {
 
     /// A DNS host name without port, lowercased as the accounts table keeps it (`HostName`). All digits is refused:
     /// `--account 123` means the account with id 123, so such a host could never be named.
-    static func host(_ text: String, _ name: String) throws -> String {
+    package static func host(_ text: String, _ name: String) throws -> String {
         guard let host = HostName.normalized(Substring(text)), Int64(host) == nil else {
             throw UsageError("\(name) must be a host name like billing.example.com (dot-separated labels of 1…63 letters, "
                              + "digits and hyphens, not starting or ending with a hyphen), got \(quoted(text))")
@@ -136,7 +136,7 @@ extension Parse {
     }
 
     /// Reads a small file whole, refusing one larger than `limit` bytes.
-    static func file(_ path: String, _ name: String, limit: Int) throws -> Data {
+    package static func file(_ path: String, _ name: String, limit: Int) throws -> Data {
         let shown = redacted(path) ?? path
         guard let handle = FileHandle(forReadingAtPath: path) else { throw UsageError("cannot read \(name) file \(shown)") }
         defer { try? handle.close() }
@@ -151,7 +151,7 @@ extension Parse {
     }
 
     /// Echoes a bad value back, cut short so a pasted file cannot flood the terminal (`redacted` when it is one).
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         redacted(text) ?? (text.count > 64 ? String(text.prefix(64)).debugDescription + "…" : text.debugDescription)
     }
 
@@ -164,7 +164,7 @@ extension Parse {
 
     /// Whether all of `text` matches `pattern`. Anchored with `\A` and `\z`: ICU's `$` also matches before a final
     /// line break, so `^…$` took `ABC123\r` from a CRLF file for a key id, and every call with it failed.
-    static func matches(_ text: String, _ pattern: String) -> Bool {
+    package static func matches(_ text: String, _ pattern: String) -> Bool {
         text.range(of: "\\A(?:\(pattern))\\z", options: .regularExpression) != nil
     }
 }

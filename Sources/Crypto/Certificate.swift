@@ -2,19 +2,20 @@ import COpenSSL
 import CStoreSyncShims
 import Foundation
 
-/// Owns one `X509`; immutable after construction, so safe to share across threads.
-final class CertificateHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
+/// Owns one `X509`; immutable after construction, so safe to share across threads. `package` so that the
+/// test PKI adapter (`TestPKI`) can issue certificates without this module carrying an issuer.
+package final class CertificateHandle: @unchecked Sendable {
+    package let pointer: OpaquePointer
 
-    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+    package init(_ pointer: OpaquePointer) { self.pointer = pointer }
     deinit { X509_free(pointer) }
 }
 
 /// An X.509 certificate.
 public struct Certificate: Sendable {
-    let handle: CertificateHandle
+    package let handle: CertificateHandle
 
-    init(handle: CertificateHandle) { self.handle = handle }
+    package init(handle: CertificateHandle) { self.handle = handle }
 
     /// Parses DER; the whole input must be one certificate.
     public init(der: Data) throws {

@@ -39,7 +39,7 @@ public struct CryptoError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { "\(code): \(reason)" }
 
     /// An error for a failed OpenSSL call, carrying (and clearing) this thread's OpenSSL error queue.
-    static func openSSL(_ code: Code, _ reason: String) -> CryptoError {
+    package static func openSSL(_ code: Code, _ reason: String) -> CryptoError {
         let details = drainErrorQueue()
         return CryptoError(code, details.isEmpty ? reason : "\(reason) (\(details.joined(separator: "; ")))")
     }

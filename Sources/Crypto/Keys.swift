@@ -20,9 +20,10 @@ public enum KeyKind: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Owns one `EVP_PKEY`. Immutable after construction, so safe to share across threads (OpenSSL
-/// objects are thread-safe as long as nothing modifies them).
-final class KeyHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
+/// objects are thread-safe as long as nothing modifies them). `package` so that the test PKI adapter (`TestPKI`)
+/// can sign the certificates it issues.
+package final class KeyHandle: @unchecked Sendable {
+    package let pointer: OpaquePointer
     /// Read once: OpenSSL answers it with name lookups, and every signature check asks.
     let kind: KeyKind
 
@@ -51,7 +52,7 @@ final class KeyHandle: @unchecked Sendable {
 
 /// A public key for verifying signatures.
 public struct PublicKey: Sendable {
-    let handle: KeyHandle
+    package let handle: KeyHandle
 
     init(_ handle: KeyHandle) { self.handle = handle }
 
@@ -108,7 +109,7 @@ public struct PublicKey: Sendable {
 /// A private key for signing: the App Store Connect `.p8` key (P-256), a Google service-account key
 /// (RSA), or a key generated for a test or simulator PKI.
 public struct PrivateKey: Sendable {
-    let handle: KeyHandle
+    package let handle: KeyHandle
 
     public var kind: KeyKind { handle.kind }
 

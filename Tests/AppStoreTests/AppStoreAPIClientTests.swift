@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import HTTP
+import TestPKI
 import TestSupport
 import Testing
 

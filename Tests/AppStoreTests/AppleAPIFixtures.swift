@@ -4,6 +4,7 @@ import Foundation
 import HTTP
 import StoreModel
 import Synchronization
+import TestPKI
 import TestSupport
 
 /// Field changes to a payload: a value sets the field, nil removes it.

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import TestPKI
 
 /// The store connection and clock every App Store test uses; nothing depends on the wall clock.
 enum Fixture {

@@ -1,10 +1,17 @@
 @testable import AppStore
 import Foundation
+import StrictJSON
 import Testing
 
-private func notification(_ json: String) throws -> NotificationPayload { try readJSON(json, NotificationPayload.init(json:)) }
-private func transaction(_ json: String) throws -> TransactionPayload { try readJSON(json, TransactionPayload.init(json:)) }
-private func renewal(_ json: String) throws -> RenewalInfoPayload { try readJSON(json, RenewalInfoPayload.init(json:)) }
+private func notification(_ json: String) throws -> NotificationPayload { try JSONReader.read(Data(json.utf8), NotificationPayload.init(json:)) }
+private func transaction(_ json: String) throws -> TransactionPayload { try JSONReader.read(Data(json.utf8), TransactionPayload.init(json:)) }
+private func renewal(_ json: String) throws -> RenewalInfoPayload { try JSONReader.read(Data(json.utf8), RenewalInfoPayload.init(json:)) }
+
+/// What the reader refuses `json` with when `read` decodes it, or nil when it decodes.
+private func refusal<T>(_ json: String, _ read: (inout JSONReader) throws -> T) -> JSONReaderError? {
+    do { _ = try JSONReader.read(Data(json.utf8), read) } catch { return error as? JSONReaderError }
+    return nil
+}
 
 /// `2025-06-01T00:00:00.123Z` and its milliseconds, as Apple writes dates.
 private let date = Date(timeIntervalSince1970: 1_748_736_000.123)
@@ -211,7 +218,7 @@ struct PayloadDecodingTests {
          "malformed JSON at byte 68: unexpected data after the JSON value"),
     ])
     func notificationRefusals(json: String, reason: String) {
-        #expect(readFailure(Array(json.utf8), NotificationPayload.init(json:))?.description == reason)
+        #expect(refusal(json, NotificationPayload.init(json:))?.description == reason)
     }
 
     @Test("wrong values in transactions and renewal infos are refused with their field", arguments: [
@@ -223,8 +230,8 @@ struct PayloadDecodingTests {
         (#"{"isInBillingRetryPeriod":"false"}"#, "bad isInBillingRetryPeriod: expected a boolean, found a string"),
     ])
     func otherRefusals(json: String, reason: String) {
-        let failure = readFailure(Array(json.utf8), TransactionPayload.init(json:))
-            ?? readFailure(Array(json.utf8), RenewalInfoPayload.init(json:))
+        let failure = refusal(json, TransactionPayload.init(json:))
+            ?? refusal(json, RenewalInfoPayload.init(json:))
         #expect(failure?.description == reason)
         #expect(failure?.code == .invalidValue)
     }

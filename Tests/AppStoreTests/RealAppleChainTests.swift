@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import TestPKI
 import Testing
 
 /// Apple's real signing chain — Apple Root CA - G3 → Apple Worldwide Developer Relations CA G6 → "Prod ECC Mac

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import TestPKI
 import Testing
 
 /// One way a signed payload must be refused: how to build the token and the verifier, which `verify…` to call,

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TestPKI
 import Testing
 
 /// A root → intermediate → leaf chain with fixed validity, issued by `CertificateBuilder` once per process.

@@ -15,5 +15,9 @@ let package = Package(
                           // The project's one C shim target also wraps libcurl and libmicrohttpd; its object file
                           // comes along with Crypto, so their libraries must be on the link line too.
                           linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("microhttpd")]),
+        // The strict JSON reader on its own: every value kind, read and skipped, and the error paths between.
+        .executableTarget(name: "FuzzJSON",
+                          dependencies: ["CFuzzSupport", .product(name: "StoreSyncStrictJSON", package: "StoreSync")],
+                          swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
     ]
 )

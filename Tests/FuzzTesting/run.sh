@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Bounded libFuzzer run of FuzzJWS (JWS / JSON decoding and App Store signed-data verification).
+# Bounded libFuzzer runs of FuzzJWS (JWS / JSON decoding and App Store signed-data verification) and FuzzJSON (the
+# strict JSON reader alone), one after the other.
 #
-#   bash Tests/FuzzTesting/run.sh            # from anywhere; FUZZ_SECONDS (default 45) bounds the fuzzing itself
+#   bash Tests/FuzzTesting/run.sh            # from anywhere; FUZZ_SECONDS (default 45) bounds the fuzzing itself:
+#                                      # two thirds to FuzzJWS, the rest to FuzzJSON
 #                                      # FUZZ_SANITIZERS=fuzzer builds without ASan (default fuzzer,address)
 #
-# Builds the harness with -sanitize=fuzzer,address (falling back to -sanitize=fuzzer alone, with a notice, if
-# that cannot link), fuzzes a temporary copy of corpus/ and exits non-zero on a crash, sanitizer report, leak,
-# OOM (-malloc_limit_mb / -rss_limit_mb) or slow input (-timeout). Inputs that failed are kept in
-# Tests/FuzzTesting/.build/fuzz-artifacts/ and printed as base64. The build is incremental, so later runs only fuzz.
+# Builds the harnesses with -sanitize=fuzzer,address (falling back to -sanitize=fuzzer alone, with a notice, if
+# that cannot link), fuzzes a temporary copy of each one's corpus/<name>/ and exits non-zero on a crash, sanitizer
+# report, leak, OOM (-malloc_limit_mb / -rss_limit_mb) or slow input (-timeout). Inputs that failed are kept in
+# Tests/FuzzTesting/.build/fuzz-artifacts/<harness>/ and printed as base64. The build is incremental, so later runs
+# only fuzz.
 set -euo pipefail
 
 FUZZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,8 +27,7 @@ quiet() { grep -v "Cannot export local symbol" "$1" | tail -n 40 >&2 || true; }
 build() {  # build <log> <extra swift build args...>
     local log=$1
     shift
-    "$SWIFT" build --package-path "$FUZZ_DIR" -c debug --product FuzzJWS \
-        -Xswiftc -parse-as-library "$@" >"$log" 2>&1
+    "$SWIFT" build --package-path "$FUZZ_DIR" -c debug -Xswiftc -parse-as-library "$@" >"$log" 2>&1
 }
 
 # FUZZ_SANITIZERS=fuzzer skips ASan; each sanitizer set has its own scratch path so neither rebuilds the other.
@@ -45,46 +47,57 @@ if ! build "$BUILD_DIR/build.log" --scratch-path "$(scratch_for "$sanitizers")" 
         exit 1
     fi
 fi
-bin=$("$SWIFT" build --package-path "$FUZZ_DIR" -c debug --scratch-path "$(scratch_for "$sanitizers")" --show-bin-path)/FuzzJWS
+bin_dir=$("$SWIFT" build --package-path "$FUZZ_DIR" -c debug --scratch-path "$(scratch_for "$sanitizers")" --show-bin-path)
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fuzzjws.XXXXXX")
+work=$(mktemp -d "${TMPDIR:-/tmp}/storesync-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus"
-cp "$FUZZ_DIR"/corpus/* "$work/corpus/"
 rm -rf "$ARTIFACTS"
-mkdir -p "$ARTIFACTS"
 
 # The Swift runtime's own backtracer would race libFuzzer's crash handler (and trips ASan doing so).
 export SWIFT_BACKTRACE=enable=no
 if [[ -x $TOOLCHAIN_BIN/llvm-symbolizer ]]; then export ASAN_SYMBOLIZER_PATH=$TOOLCHAIN_BIN/llvm-symbolizer; fi
 
-log=$BUILD_DIR/fuzz.log
-start=$(date +%s.%N)
-rc=0
-"$bin" -max_total_time="$SECONDS_BUDGET" -max_len=16384 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 \
-    -dict="$FUZZ_DIR/jws.dict" -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 "$work/corpus" >"$log" 2>&1 || rc=$?
-elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+# fuzz <harness> <corpus and dictionary name> <seconds>: one bounded run; prints its line, returns non-zero on failure.
+fuzz() {
+    local harness=$1 name=$2 budget=$3
+    local corpus=$work/$name artifacts=$ARTIFACTS/$harness log=$BUILD_DIR/fuzz-$name.log
+    mkdir -p "$corpus" "$artifacts"
+    cp "$FUZZ_DIR/corpus/$name"/* "$corpus/"
+    local start rc=0
+    start=$(date +%s.%N)
+    "$bin_dir/$harness" -max_total_time="$budget" -max_len=16384 -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 \
+        -dict="$FUZZ_DIR/$name.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 "$corpus" >"$log" 2>&1 || rc=$?
+    local elapsed runs rate
+    elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    if [[ -z $runs ]]; then runs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -n 1); fi
+    runs=${runs:-0}
+    rate=$(awk -v n="$runs" -v s="$elapsed" 'BEGIN { printf "%d", (s > 0 ? n / s : 0) }')
 
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-if [[ -z $runs ]]; then runs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -n 1); fi
-runs=${runs:-0}
-rate=$(awk -v n="$runs" -v s="$elapsed" 'BEGIN { printf "%d", (s > 0 ? n / s : 0) }')
+    if ((rc == 0)) && ! grep -q -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log"; then
+        echo "fuzz: $harness: $runs executions in $elapsed s ($rate/s, $sanitizers), no crash"
+        return 0
+    fi
 
-if ((rc == 0)) && ! grep -q -E "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)" "$log"; then
-    echo "fuzz: $runs executions in $elapsed s ($rate/s, $sanitizers), no crash"
-    exit 0
-fi
+    # Failure: the sanitizer / libFuzzer report, then each input that triggered it.
+    echo "fuzz: $harness FAILED (exit $rc) after $runs executions in $elapsed s ($sanitizers); log: $log" >&2
+    # (From the first report line on, minus the Swift runtime's unsymbolized "Current stack trace" frames, since the
+    # sanitizer's symbolized stack follows.)
+    awk '/^==[0-9]+==|Fatal error: / { p = 1 }
+         p && !/^Current stack trace:$/ && !/^[0-9]+ +[^ ]+ +0x[0-9a-f]+ /' "$log" | head -n 60 >&2
+    local artifact
+    for artifact in "$artifacts"/*; do
+        [[ -f $artifact ]] || continue
+        echo "fuzz: input $artifact ($(wc -c <"$artifact") bytes), base64:" >&2
+        base64 -w 0 "$artifact" >&2
+        echo >&2
+    done
+    return $((rc == 0 ? 1 : rc))
+}
 
-# Failure: the sanitizer / libFuzzer report, then each input that triggered it.
-echo "fuzz: FAILED (exit $rc) after $runs executions in $elapsed s ($sanitizers); log: $log" >&2
-# (From the first report line on, minus the Swift runtime's unsymbolized "Current stack trace" frames, since the
-# sanitizer's symbolized stack follows.)
-awk '/^==[0-9]+==|Fatal error: / { p = 1 }
-     p && !/^Current stack trace:$/ && !/^[0-9]+ +[^ ]+ +0x[0-9a-f]+ /' "$log" | head -n 60 >&2
-for artifact in "$ARTIFACTS"/*; do
-    [[ -f $artifact ]] || continue
-    echo "fuzz: input $artifact ($(wc -c <"$artifact") bytes), base64:" >&2
-    base64 -w 0 "$artifact" >&2
-    echo >&2
-done
-exit $((rc == 0 ? 1 : rc))
+# Both run whatever the first found, so one report names every harness that failed.
+jws_seconds=$(((SECONDS_BUDGET * 2 + 2) / 3))
+status=0
+fuzz FuzzJWS jws "$jws_seconds" || status=$?
+fuzz FuzzJSON json "$((SECONDS_BUDGET > jws_seconds ? SECONDS_BUDGET - jws_seconds : 1))" || status=$?
+exit "$status"

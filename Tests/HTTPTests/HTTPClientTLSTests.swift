@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTP
+import TestPKI
 import TestSupport
 import Testing
 

@@ -5,6 +5,7 @@ import Foundation
 import HTTP
 import Mirror
 import Postgres
+import TestPKI
 
 /// Genuine store webhooks for the ingest tests, as the stores sign them: App Store notifications signed by a
 /// PKI generated here (the Apple connection trusts its root), and Pub/Sub pushes whose OIDC token is signed

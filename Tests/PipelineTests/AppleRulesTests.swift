@@ -7,6 +7,7 @@ import Mirror
 import Queue
 import Simulator
 import StoreModel
+import TestPKI
 import Testing
 
 /// The spec's rules end to end: linking, environments, mapping, forged input, store faults, consumption.

@@ -2,10 +2,10 @@ import Accounts
 import AppStore
 import Crypto
 import Foundation
-import Logging
 import GooglePlay
 import HTTP
 import Ingest
+import Logging
 import Metrics
 import Mirror
 import Operations
@@ -14,6 +14,7 @@ import Queue
 import Simulator
 import StoreModel
 import Sync
+import TestPKI
 import TestSupport
 import Testing
 import Worker

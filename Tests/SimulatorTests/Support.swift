@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import HTTP
 import Simulator
+import TestPKI
 import Testing
 
 /// The app, key and clock every simulator test uses; nothing depends on the day the tests run except the

@@ -14,10 +14,14 @@ public final class ChildProcess: @unchecked Sendable {
     private let exit = NSLock()
     private var exitStatus: Int32?
 
-    /// The binaries `deploy/dev.sh test` built: `storesync` and `storesync-testworker`, found through
-    /// STORESYNC_BIN / STORESYNC_TESTWORKER_BIN or next to the test bundle.
+    /// The binaries `deploy/dev.sh test` built: `storesync`, `storesync-dev` and `storesync-testworker`, found
+    /// through STORESYNC_BIN / STORESYNC_DEV_BIN / STORESYNC_TESTWORKER_BIN or next to the test bundle.
     public static func binary(_ name: String) throws -> URL {
-        let variable = name == "storesync" ? "STORESYNC_BIN" : "STORESYNC_TESTWORKER_BIN"
+        let variable = switch name {
+        case "storesync": "STORESYNC_BIN"
+        case "storesync-dev": "STORESYNC_DEV_BIN"
+        default: "STORESYNC_TESTWORKER_BIN"
+        }
         if let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty {
             return URL(fileURLWithPath: path)
         }

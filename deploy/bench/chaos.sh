@@ -2,11 +2,12 @@
 # deploy/bench/chaos.sh STORESYNC_BIN [options]: StoreSync under chaos, checked against the stores' truth.
 #
 # Starts its own PostgreSQL (initdb in a temporary directory, unix socket only), `storesync serve` (port 0) and N
-# `storesync work` processes, then `storesync chaos`: the App Store and Play simulators with a scripted load of
+# `storesync work` processes, then `storesync-dev chaos` (STORESYNC_DEV_BIN, default the storesync-dev next to
+# STORESYNC_BIN): the App Store and Play simulators with a scripted load of
 # purchases, renewals, cancels and refunds, each action preceded with probability F by a store fault (429, 500,
 # latency, a lost notification). Meanwhile a random worker is SIGKILLed every K seconds and replaced, and
 # PostgreSQL is restarted once (`pg_ctl restart -m immediate`) half-way through the load. Any worker or serve that
-# exits on its own is started again and counted. At the end `storesync chaos` turns faults off, drains the queue,
+# exits on its own is started again and counted. At the end `storesync-dev chaos` turns faults off, drains the queue,
 # resyncs every purchase, drains again and compares the mirror with the simulators. Prints its one JSON line and
 # exits with its status: non-zero on any loss, duplicate, mismatch or dead letter.
 #
@@ -21,7 +22,7 @@
 #   --keep            keep the temporary directory (logs, cluster) even when the run passes
 set -euo pipefail
 
-usage() { sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 die() { echo "chaos.sh: $*" >&2; exit 1; }
 note() { echo "chaos.sh: $*" >&2; }
 
@@ -30,6 +31,8 @@ note() { echo "chaos.sh: $*" >&2; }
 BIN=$(realpath "$1")
 shift
 [[ -x $BIN ]] || die "$BIN is not an executable"
+DEV_BIN=$(realpath "${STORESYNC_DEV_BIN:-$(dirname "$BIN")/storesync-dev}")
+[[ -x $DEV_BIN ]] || die "$DEV_BIN is not an executable (build the storesync-dev product, or set STORESYNC_DEV_BIN)"
 WORKERS=3 PURCHASES=100 DURATION=60 KILL_EVERY=3 FAULT_RATE=0.1 RESTART=1 SEED=1 DRAIN_TIMEOUT=300 KEEP=0
 while (($#)); do
     case $1 in
@@ -152,7 +155,7 @@ start_worker() { # slot
 }
 for ((i = 0; i < WORKERS; i++)); do start_worker "$i"; done
 
-"$BIN" chaos --ingest "http://127.0.0.1:$SERVE_PORT" --purchases "$PURCHASES" --duration "${DURATION}s" \
+"$DEV_BIN" chaos --ingest "http://127.0.0.1:$SERVE_PORT" --purchases "$PURCHASES" --duration "${DURATION}s" \
     --fault-rate "$FAULT_RATE" --seed "$SEED" --progress "$DIR/progress" --counters "$DIR/counters.json" \
     --drain-timeout "${DRAIN_TIMEOUT}s" >"$DIR/result.json" 2>"$DIR/chaos.log" &
 DRIVER_PID=$!
@@ -167,7 +170,7 @@ now() { date +%s; }
 DEADLINE=$(($(now) + DURATION + 2 * DRAIN_TIMEOUT + 300))
 NEXT_KILL=$(($(now) + KILL_EVERY))
 while kill -0 "$DRIVER_PID" 2>/dev/null; do
-    (($(now) < DEADLINE)) || die "storesync chaos did not finish in time (log: $DIR/chaos.log)"
+    (($(now) < DEADLINE)) || die "storesync-dev chaos did not finish in time (log: $DIR/chaos.log)"
     # Whatever exited on its own (a worker started while PostgreSQL was down may) is started again.
     for ((i = 0; i < WORKERS; i++)); do
         if ! kill -0 "${WORKER_PIDS[$i]}" 2>/dev/null; then

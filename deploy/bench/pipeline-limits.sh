@@ -3,9 +3,10 @@
 #
 # usage: deploy/bench/pipeline-limits.sh STORESYNC_BIN ADMIN_DATABASE_URL [NOTIFICATIONS] [STORE_LATENCY_MS]
 #   ADMIN_DATABASE_URL must allow CREATE DATABASE on a PostgreSQL running on this machine (its CPU is read
-#   from /proc); one throwaway database, storesync_bench_limits, is created and dropped.
+#   from /proc); one throwaway database, storesync_bench_limits, is created and dropped. The benchmark itself is
+#   `storesync-dev` (STORESYNC_DEV_BIN, default the storesync-dev next to STORESYNC_BIN).
 #
-# 1. `storesync bench pipeline --store apple` (defaults: 3,000 notifications, L = 100 ms), with the CPU time
+# 1. `storesync-dev bench pipeline --store apple` (defaults: 3,000 notifications, L = 100 ms), with the CPU time
 #    of the benchmark process (StoreSync and the simulator) and of every PostgreSQL process.
 # 2. The PostgreSQL floor: pgbench, a C client with prepared statements, runs on the same database only the
 #    writes a notification cannot do without — the 13 KB body stored and enqueued, then in the worker's
@@ -24,6 +25,8 @@
 # for this machine's cores (cores / floor CPU), and StoreSync's CPU over the floor's.
 set -euo pipefail
 BIN=${1:?storesync binary}; ADMIN=${2:?admin database URL}; N=${3:-3000}; L=${4:-100}
+DEV_BIN=${STORESYNC_DEV_BIN:-$(dirname "$BIN")/storesync-dev}
+[[ -x $DEV_BIN ]] || { echo "pipeline-limits.sh: $DEV_BIN is not an executable (set STORESYNC_DEV_BIN)" >&2; exit 1; }
 VERIFIES=4; SIGNS=6; BATCH=10
 WEBHOOK_BODY_BYTES=13050; STATUS_BYTES=15309; HISTORY_BYTES=7516
 DB=storesync_bench_limits
@@ -52,7 +55,7 @@ psql -X "$ADMIN" -qc "CREATE DATABASE $DB" >/dev/null
 DATABASE_URL="$URL" "$BIN" migrate >/dev/null 2>&1
 
 before=$(pg_ticks)
-ours=$(DATABASE_URL="$URL" "$BIN" bench pipeline --store apple --notifications "$N" --store-latency-ms "$L" 2>/dev/null | tail -1)
+ours=$(DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store apple --notifications "$N" --store-latency-ms "$L" 2>/dev/null | tail -1)
 ours_pg_ticks=$(( $(pg_ticks) - before ))
 
 # A body shaped like an App Store notification: random base64 with one 3.5 KB certificate chain three times.

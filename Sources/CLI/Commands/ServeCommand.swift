@@ -80,11 +80,11 @@ struct ServeCommand: Command {
 }
 
 /// `HOST:PORT` (or `[IPv6]:PORT`) for a listening socket, from option `name`.
-struct Listen {
-    let host: String
-    let port: UInt16
+package struct Listen {
+    package let host: String
+    package let port: UInt16
 
-    init(_ text: String, _ name: String) throws {
+    package init(_ text: String, _ name: String) throws {
         do {
             let address = try ListenAddress(parsing: text)
             host = address.host
@@ -95,7 +95,7 @@ struct Listen {
         }
     }
 
-    var serverConfiguration: HTTPServerConfiguration {
+    package var serverConfiguration: HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration()
         configuration.host = host
         configuration.port = port
@@ -139,7 +139,7 @@ func runUntilTerminated(startup: @escaping @Sendable () async throws -> Void, re
 }
 
 /// Suspends until SIGTERM or SIGINT; `ready` runs once the signal handlers are in place.
-func waitForTermination(ready: () -> Void) async {
+package func waitForTermination(ready: () -> Void) async {
     let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
     let signals = TerminationSignals { continuation.yield() }
     ready()

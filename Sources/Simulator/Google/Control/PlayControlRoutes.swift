@@ -31,10 +31,10 @@ extension PlayCore {
         router.route("POST", Self.controlPrefix + "pushes/resend") { request in
             await self.control {
                 struct Body: Decodable { let times: Int? }
-                return try SimulatorCore.encode(try await self.pusher.resendLast(times: try SimulatorCore.decode(Body.self, request.body).times ?? 1))
+                return try ControlAnswer.encode(try await self.pusher.resendLast(times: try ControlAnswer.decode(Body.self, request.body).times ?? 1))
             }
         }
-        router.route("GET", Self.controlPrefix + "pushes") { _ in await self.control { try SimulatorCore.encode(self.pusher.records) } }
+        router.route("GET", Self.controlPrefix + "pushes") { _ in await self.control { try ControlAnswer.encode(self.pusher.records) } }
         router.route("GET", Self.controlPrefix + "clock") { _ in await self.control { self.clock() } }
         router.route("POST", Self.controlPrefix + "clock") { request in
             await self.control {
@@ -42,7 +42,7 @@ extension PlayCore {
                     let advanceMilliseconds: Int64?
                     let to: Int64?
                 }
-                let body = try SimulatorCore.decode(Body.self, request.body)
+                let body = try ControlAnswer.decode(Body.self, request.body)
                 let target = try body.to.map(ClockBounds.target)
                 try self.state.withLock { state in
                     if let step = body.advanceMilliseconds { try state.advanceClock(by: .milliseconds(step)) }
@@ -51,22 +51,22 @@ extension PlayCore {
                 return self.clock()
             }
         }
-        router.route("GET", Self.controlPrefix + "faults") { _ in await self.control { try SimulatorCore.encode(self.faults.current) } }
+        router.route("GET", Self.controlPrefix + "faults") { _ in await self.control { try ControlAnswer.encode(self.faults.current) } }
         router.route("POST", Self.controlPrefix + "faults") { request in
             await self.control {
-                let update = try SimulatorCore.decode(PlayFaultUpdate.self, request.body)
+                let update = try ControlAnswer.decode(PlayFaultUpdate.self, request.body)
                 try self.faults.update { update.apply(to: &$0) }
-                return try SimulatorCore.encode(self.faults.current)
+                return try ControlAnswer.encode(self.faults.current)
             }
         }
         router.route("GET", Self.controlPrefix + "requests") { _ in
             await self.control {
                 let counts = self.counters.snapshot
-                return try SimulatorCore.encode(Dictionary(uniqueKeysWithValues: PlayEndpoint.allCases.map { ($0.rawValue, counts[$0] ?? 0) }))
+                return try ControlAnswer.encode(Dictionary(uniqueKeysWithValues: PlayEndpoint.allCases.map { ($0.rawValue, counts[$0] ?? 0) }))
             }
         }
         router.route("GET", Self.controlPrefix + "acknowledgements") { _ in
-            await self.control { try SimulatorCore.encode(self.state.withLock { $0.acknowledgements }) }
+            await self.control { try ControlAnswer.encode(self.state.withLock { $0.acknowledgements }) }
         }
         router.route("GET", prefix: Self.subscriptionPrefix) { request in
             await self.control { try self.describe(String(request.path.dropFirst(Self.subscriptionPrefix.count))) }
@@ -74,9 +74,9 @@ extension PlayCore {
         router.route("POST", Self.controlPrefix + "keys/rotate") { request in
             await self.control {
                 struct Body: Decodable { let keepPrevious: Bool? }
-                let body = try SimulatorCore.decode(Body.self, request.body)
+                let body = try ControlAnswer.decode(Body.self, request.body)
                 _ = try self.keys.rotate(to: try PrivateKey.generate(.rsa(bits: 2048)), keepPrevious: body.keepPrevious ?? true)
-                return try SimulatorCore.encode(["keyIds": self.keys.publishedKeyIDs])
+                return try ControlAnswer.encode(["keyIds": self.keys.publishedKeyIDs])
             }
         }
         router.route("POST", Self.controlPrefix + "access-tokens/expire") { _ in
@@ -93,11 +93,11 @@ extension PlayCore {
             throw SimulatorError(.notFound, "no Google scenario action \(name); actions: "
                                  + PlayScenarioAction.allCases.map(\.rawValue).joined(separator: ", "))
         }
-        let body = try SimulatorCore.decode(PlayScenarioRequest.self, request.body)
+        let body = try ControlAnswer.decode(PlayScenarioRequest.self, request.body)
         if action == .testNotification {
-            return try SimulatorCore.encode(try await sendTestNotification(packageName: body.packageName))
+            return try ControlAnswer.encode(try await sendTestNotification(packageName: body.packageName))
         }
-        return try SimulatorCore.encode(try await run(silent: body.silent ?? false, try action.change(body)))
+        return try ControlAnswer.encode(try await run(silent: body.silent ?? false, try action.change(body)))
     }
 
     private func clock() -> HTTPResponse {

@@ -20,6 +20,7 @@ import AppStore
 import CFuzzSupport
 import Crypto
 import Foundation
+import TestPKI
 
 private struct Harness: Sendable {
     static let bundleID = "com.example.storesync.fuzz"
@@ -136,7 +137,7 @@ private struct Harness: Sendable {
         }
     }
 
-    /// Seeds for `corpus/`: App Store shaped payloads in every input form above, plus malformed tokens.
+    /// Seeds for `corpus/jws/`: App Store shaped payloads in every input form above, plus malformed tokens.
     func writeSeeds(to directory: URL) throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let transaction = """

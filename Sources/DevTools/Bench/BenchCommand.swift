@@ -1,0 +1,188 @@
+import CLI
+import Foundation
+import Migrations
+import Postgres
+import Queue
+import Sync
+import Synchronization
+import Worker
+
+struct BenchCommand: Command {
+    static let name = "bench"
+    static let summary = "measure throughput (queue drain); prints one JSON line"
+    static let usage = """
+        usage: storesync-dev bench queue --jobs N [--slots S] [--flushers F] [--repeat R] [--scheduled D]
+               storesync-dev bench verify [--seconds S]
+               storesync-dev bench ingest [--requests N] [--connections C]
+               storesync-dev bench pipeline --store apple|google --notifications N --store-latency-ms L [--concurrency C]
+                                        [--subscriptions S] [--rate R]
+               storesync-dev bench resync --purchases N [--store apple|google|both] [--concurrency C]
+
+        queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
+                path with S slots (default 256) and F concurrent commit flushers (default 2), R times
+                (default 3). Prints the median jobs_per_sec = N / (last completion − first lease), and each
+                run's lease-to-commit latency p50/p99. With --scheduled, D more jobs wait meanwhile, due
+                only tomorrow at the resyncs' low priority, as a day of spread resyncs does (default 0); the
+                drain must pass them over, and they are deleted after each run. Needs an empty queue: use a
+                throwaway database (../shared/bench/queue-peers.sh makes one).
+        verify  Verifications per second on one core, each for S seconds (default 3): Apple notifications
+                (signed like the App Store's, nested JWS included) with a warm chain cache and with the cache
+                disabled, and Pub/Sub push tokens (RS256) with Google's keys cached.
+        ingest  Drives the webhook endpoint (in this process, on a free loopback port) with N requests over C
+                concurrent connections (defaults 20000 and 64) of StoreSync's own libcurl client; prints
+                accepted requests per second and p50/p99 latency to a committed job. Needs a migrated,
+                throwaway database (the jobs stay). Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
+                physical limit) run right after it.
+        pipeline  One store's path end to end in this one process: the local App Store (or, with --store
+                google, Play Store) simulator (each of its API answers delayed L ms, the store's rate limits
+                lifted) posts N signed notifications (Play: authenticated Pub/Sub pushes) — S
+                subscriptions (default N/4) bought, then renewed; 64 scenario calls at a time, or R per
+                second with --rate — to the webhook endpoint on a free loopback port, and a worker with C
+                slots (default 256; its store client may hold C requests at once) and the production
+                handlers re-fetches and mirrors them. Seeding (account, connection, mapped product, customers
+                with tokens) is not measured. Prints notifications_per_sec (first accepted webhook to last
+                committed outcome), p50/p99 latency from receipt to committed mirror, store calls per
+                notification, peak RSS, dead letters, invoices, and the follow-up jobs the notifications
+                queued (Play acknowledgements, waited for but not timed); exits 1 unless all N were mirrored
+                with no dead letter. Needs a migrated, throwaway database (each run adds an account and its mirror).
+        resync  Seeds N live purchases in the local store simulators and the database (a throwaway, migrated
+                one), runs the daily resync's fan-out with the rate budget lifted and drains it with C slots
+                (default 128): purchases re-fetched and applied per second for each store, and the projected
+                wall time for 1,000,000 purchases at the default budget (half of the store's published limit).
+        """
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        switch arguments.positional() {
+        case "queue"?: return try await queue(&arguments, environment: environment)
+        case "verify"?: return try await VerifyBenchmark.run(&arguments)
+        case "ingest"?: return try await IngestBenchmark.run(&arguments, environment: environment)
+        case "pipeline"?: return try await PipelineBenchmark.run(&arguments, environment: environment)
+        case "resync"?: return try await ResyncBenchmark.run(&arguments, environment: environment)
+        case let other?:
+            throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, pipeline, resync")
+        case nil: throw UsageError("say what to benchmark: queue, verify, ingest, pipeline or resync")
+        }
+    }
+
+    private static func queue(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        guard let jobsText = try arguments.option("--jobs") else { throw UsageError("--jobs N is required") }
+        let jobs = try Parse.int(jobsText, "--jobs", range: 1...10_000_000)
+        let slots = try Parse.int(try arguments.option("--slots") ?? "256", "--slots", range: 1...10_000)
+        let flushers = try Parse.int(try arguments.option("--flushers") ?? "2", "--flushers", range: 1...16)
+        let repeats = try Parse.int(try arguments.option("--repeat") ?? "3", "--repeat", range: 1...20)
+        let scheduled = try Parse.int(try arguments.option("--scheduled") ?? "0", "--scheduled", range: 0...10_000_000)
+        try arguments.finish()
+        let runs = try await environment.withPool(size: flushers + 2) { pool in
+            var runs: [Output.Value] = []
+            for _ in 0..<repeats {
+                runs.append(try await drainQueue(pool: pool, jobs: jobs, scheduled: scheduled, slots: slots,
+                                                 flushers: flushers, listenURL: try environment.databaseURL()))
+            }
+            return runs
+        }
+        let rates = runs.compactMap { run -> Double? in
+            guard case .object(let fields) = run, case .double(let rate)? = fields.first(where: { $0.0 == "jobs_per_sec" })?.1
+            else { return nil }
+            return rate
+        }.sorted()
+        Output.print(Output.Value.object([
+            ("benchmark", .string("queue")),
+            ("jobs_per_sec", .double(rates[rates.count / 2])),
+            ("min", .double(rates.first ?? 0)), ("max", .double(rates.last ?? 0)),
+            ("jobs", .int(jobs)), ("scheduled", .int(scheduled)), ("slots", .int(slots)),
+            ("completion_flushers", .int(flushers)),
+            ("runs", .array(runs)),
+        ]).text)
+        return 0
+    }
+
+    static let noopKind = "bench.noop"
+
+    private static func drainQueue(pool: PostgresPool, jobs: Int, scheduled: Int, slots: Int, flushers: Int,
+                                   listenURL: String) async throws -> Output.Value
+    {
+        try await pool.withConnection { try await Migrator().requireCurrent($0) }
+        let pending = try await pool.query("SELECT count(*) FROM jobs")[0].decode(0, as: Int.self)
+        guard pending == 0 else {
+            throw UsageError("bench queue needs an empty queue, found \(pending) jobs: use a throwaway database")
+        }
+        try await pool.query("INSERT INTO jobs (kind) SELECT $1 FROM generate_series(1, $2)", [noopKind, jobs])
+        try await pool.query("""
+            INSERT INTO jobs (kind, priority, run_at)
+            SELECT $1, $2, now() + interval '1 day' + g * interval '10 ms' FROM generate_series(1, $3) g
+            """, [noopKind, Int(ResyncPlanner.priority), scheduled])
+        try await pool.query("VACUUM ANALYZE jobs")
+        _ = try? await pool.query("CHECKPOINT")
+        let synchronousCommit = try await pool.query("SHOW synchronous_commit")[0].decode(0, as: String.self)
+
+        var configuration = WorkerConfiguration()
+        configuration.concurrency = slots
+        configuration.completionFlushers = flushers
+        var registry = HandlerRegistry()
+        registry.register(noopKind, NoopHandler())
+        let recorder = DrainRecorder(expected: jobs)
+        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: listenURL,
+                            observer: recorder)
+        recorder.onDone = { worker.stop() }
+        let started = ContinuousClock.now
+        await worker.run()
+        let summary = recorder.summary()
+        let left = try await pool.query("SELECT count(*) FROM jobs WHERE run_at <= now()")[0].decode(0, as: Int.self)
+        try await pool.query("DELETE FROM jobs")
+        return .object([
+            ("jobs_per_sec", .double((Double(summary.completed) / summary.wall.seconds).rounded())),
+            ("completed", .int(summary.completed)), ("left_in_queue", .int(left)),
+            ("wall_s", .double(summary.wall.seconds)),
+            ("wall_incl_startup_s", .double((ContinuousClock.now - started).seconds)),
+            ("latency_ms", .object([("p50", .double(summary.p50)), ("p99", .double(summary.p99))])),
+            ("synchronous_commit", .string(synchronousCommit)),
+            ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
+        ])
+    }
+}
+
+private struct NoopHandler: JobHandler {
+    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult { .done() }
+}
+
+/// Collects lease-to-commit latencies and stops the worker after the last expected job.
+private final class DrainRecorder: WorkerObserver, @unchecked Sendable {
+    private struct State {
+        var firstLease: ContinuousClock.Instant?
+        var lastCommit: ContinuousClock.Instant?
+        var latencies: [Double] = []
+    }
+
+    private let state = Mutex(State())
+    private let expected: Int
+    /// Set once before the worker starts.
+    var onDone: (@Sendable () -> Void)?
+
+    init(expected: Int) {
+        self.expected = expected
+        state.withLock { $0.latencies.reserveCapacity(expected) }
+    }
+
+    func jobFinished(kind: String, report: FinishReport?, sinceLease: Duration) {
+        let now = ContinuousClock.now
+        let done = state.withLock { state -> Bool in
+            let leased = now - sinceLease
+            if state.firstLease.map({ leased < $0 }) ?? true { state.firstLease = leased }
+            state.lastCommit = now
+            state.latencies.append(sinceLease.seconds * 1000)
+            return state.latencies.count == expected
+        }
+        if done { onDone?() }
+    }
+
+    func summary() -> (completed: Int, wall: Duration, p50: Double, p99: Double) {
+        state.withLock { state in
+            let sorted = state.latencies.sorted()
+            func percentile(_ p: Double) -> Double {
+                sorted.isEmpty ? 0 : (sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 100).rounded() / 100
+            }
+            let wall = (state.lastCommit ?? .now) - (state.firstLease ?? .now)
+            return (sorted.count, wall, percentile(0.5), percentile(0.99))
+        }
+    }
+}

@@ -1,0 +1,4 @@
+import DevTools
+import Foundation
+
+exit(await StoreSyncDev.main(CommandLine.arguments))
