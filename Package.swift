@@ -53,6 +53,8 @@ let package = Package(
         .target(name: "Mirror", dependencies: ["StoreModel", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Migrations", dependencies: ["Postgres"], resources: migrationFiles, swiftSettings: strict),
         .target(name: "Queue", dependencies: ["Postgres", "Logging"], swiftSettings: strict),
+        // The jobs Ingest writes and Sync runs, so that neither service imports the other.
+        .target(name: "IngestJobs", dependencies: ["Queue"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel"],
                 resources: [.embedInCode("AppleRootCA-G3.cer")], swiftSettings: strict),
         .target(name: "GooglePlay", dependencies: ["Crypto", "HTTP", "StoreModel", "Logging"], swiftSettings: strict),
@@ -60,9 +62,9 @@ let package = Package(
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto", "AppStore", "GooglePlay",
-                                               "Mirror", "StoreModel"],
+                                               "Mirror", "StoreModel", "Queue", "IngestJobs"],
                 swiftSettings: strict),
-        .target(name: "Sync", dependencies: ["Worker", "Queue", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
+        .target(name: "Sync", dependencies: ["Worker", "Queue", "IngestJobs", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),
         // A local App Store and Google Play: signed answers and notifications from a scenario, for tests,
         // benchmarks and demos.
@@ -85,7 +87,7 @@ let package = Package(
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
-        .testTarget(name: "PipelineTests", dependencies: ["Sync", "Simulator", "Ingest", "Worker", "Mirror", "StoreModel",
+        .testTarget(name: "PipelineTests", dependencies: ["Sync", "Simulator", "Ingest", "IngestJobs", "Worker", "Mirror", "StoreModel",
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
                                                          "TestSupport", "storesync", "GooglePlay", "Operations", "Logging"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], swiftSettings: strict),
@@ -98,7 +100,7 @@ let package = Package(
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strict),
         .testTarget(name: "LoggingTests", dependencies: ["Logging"], swiftSettings: strict),
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Operations", "HTTP", "Metrics", "Postgres", "TestSupport",
-                                                       "AppStore", "Crypto", "GooglePlay", "Mirror"],
+                                                       "AppStore", "Crypto", "GooglePlay", "Mirror", "Queue", "IngestJobs"],
                     swiftSettings: strict),
         .testTarget(name: "MirrorTests", dependencies: ["Mirror", "StoreModel", "Postgres", "TestSupport", "Crypto"],
                     swiftSettings: strict),
