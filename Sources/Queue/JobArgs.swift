@@ -109,12 +109,14 @@ public enum JobPayload {
     /// quote the payload's values.
     private static func reason(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context, _ key: (any CodingKey)? = nil) -> String {
-            let keys = context.codingPath + (key.map { [$0] } ?? [])
-            return keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+            (context.codingPath + (key.map { [$0] } ?? [])).reduce(into: "") { path, key in
+                if let index = key.intValue { path += "[\(index)]" } else { path += (path.isEmpty ? "" : ".") + key.stringValue }
+            }
         }
         switch error {
         case .keyNotFound(let key, let context): return "has no \(path(context, key))"
         case .valueNotFound(let type, let context): return "has null for \(path(context)), which must be \(type)"
+        case .typeMismatch(_, let context) where context.codingPath.isEmpty: return "is not a JSON object"
         case .typeMismatch(let type, let context): return "has the wrong type at \(path(context)): it must be \(type)"
         case .dataCorrupted(let context) where context.codingPath.isEmpty: return "is not JSON"
         case .dataCorrupted(let context): return "has a malformed \(path(context))"
