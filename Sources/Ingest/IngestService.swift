@@ -175,7 +175,7 @@ public struct IngestService: Sendable {
         }
         let headers = authorization.map { #"{"authorization":\#(JSON.quoted($0))}"# }
         do {
-            let arrival = Arrival(host: host, kind: source.jobKind, body: request.body, headers: headers,
+            let arrival = Arrival(host: host, kind: source.jobKind.name, body: request.body, headers: headers,
                                   receivedAt: receivedAt)
             guard let id = try await commits.submit(arrival).get() else {
                 logger.info("webhook for an unknown host", ["route": .string(source.path), "host": .string(host)])

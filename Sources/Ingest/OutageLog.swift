@@ -1,17 +1,18 @@
 import Foundation
+import IngestJobs
 import Logging
 import Postgres
+import Queue
 import Synchronization
 
 /// The webhooks ingest answered 503 because its database was out of reach, remembered until the database is
-/// back and then handed to the workers as one `sync.outage` job (`OutageSweepHandler`), which sweeps the
+/// back and then handed to the workers as one `sync.outage` job (`OutageSweepArgs`), which sweeps the
 /// affected connections' store-side history at once. Apple retries a refused notification only after 1, 12,
 /// 24, 48 and 72 hours, so without this a database restart would leave the mirror behind for hours.
 ///
 /// Kept in memory: a `serve` restarted during the outage forgets it, and the daily reconciliation sweep is
 /// then what catches up.
 final class OutageLog: Sendable {
-    static let jobKind = "sync.outage"
     /// Hosts remembered per outage; more are dropped (the daily sweep catches them up). The workers sweep only
     /// hosts that have an account, so made-up `Host` headers cost them a lookup each and nothing more.
     static let maxHosts = 1_000
@@ -49,7 +50,7 @@ final class OutageLog: Sendable {
     func handOver(pool: PostgresPool) async {
         guard let outage = pending.withLock({ state in defer { state = nil }; return state }) else { return }
         do {
-            try await pool.query("SELECT storesync_enqueue($1, $2::jsonb)", [Self.jobKind, Self.payload(of: outage)])
+            try await JobQueue(pool: pool).enqueue(NewJob(Self.args(of: outage)))
             logger.info("database back: queued a sweep of the store history missed while it was down", [
                 "hosts": .int(outage.hosts.count),
                 "from": .string(ISO8601DateFormatter().string(from: outage.from)),
@@ -66,11 +67,7 @@ final class OutageLog: Sendable {
         }
     }
 
-    /// `{"hosts": […], "from": …, "to": …}`.
-    static func payload(of outage: Outage) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let hosts = "[" + outage.hosts.sorted().map(JSON.quoted).joined(separator: ",") + "]"
-        return #"{"hosts":\#(hosts),"from":\#(JSON.quoted(formatter.string(from: outage.from))),"to":\#(JSON.quoted(formatter.string(from: outage.to)))}"#
+    static func args(of outage: Outage) -> OutageSweepArgs {
+        OutageSweepArgs(hosts: outage.hosts.sorted(), from: outage.from, to: outage.to)
     }
 }

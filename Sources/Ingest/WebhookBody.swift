@@ -2,16 +2,18 @@ import AppStore
 import Foundation
 import GooglePlay
 import HTTP
+import IngestJobs
+import Queue
 
 /// Which store a webhook endpoint receives from, and the job kind its notifications become.
 public enum WebhookSource: String, Sendable, CaseIterable {
     case apple
     case googlePlay = "google-play"
 
-    public var jobKind: String {
+    public var jobKind: JobKind {
         switch self {
-        case .apple: "apple.notification"
-        case .googlePlay: "google.notification"
+        case .apple: AppleNotifications.kind
+        case .googlePlay: GoogleNotifications.kind
         }
     }
 

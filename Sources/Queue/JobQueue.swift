@@ -32,6 +32,26 @@ public struct JobQueue: Sendable {
         [job.kind, job.payload, job.raw, job.headers, Int(job.priority), job.runAt, job.maxAttempts, job.uniqueKey]
     }
 
+    /// Adds many jobs of one kind in one statement, on `connection` inside the caller's transaction: the
+    /// daily resync's million lineages cost one round trip, not a million. A job whose unique key names one
+    /// still pending is skipped and takes no place in the spread; the rest are due `spacing` apart in the order
+    /// given, the first at `start`. Returns how many were added, and wakes idle workers when any was.
+    ///
+    /// `start` nil means the database's `now()`, the clock leasing compares `run_at` with: a start read off a
+    /// host clock running behind would make the first minutes of the spread all due at once.
+    public static func fanOut<Args: JobArgs>(_ jobs: [(args: Args, uniqueKey: String?)], priority: Int16 = 0,
+                                             start: Date? = nil, spacing: Duration = .zero,
+                                             on connection: isolated PostgresConnection) throws -> Int {
+        guard !jobs.isEmpty else { return 0 }
+        let spacingMicroseconds = spacing.components.seconds * 1_000_000 + spacing.components.attoseconds / 1_000_000_000_000
+        let added = try connection.query(Statements.fanOut, [
+            Args.kind, Int(priority), start, spacingMicroseconds,
+            PostgresArray(try JobPayload.encode(jobs.map(\.args))), PostgresArray(jobs.map(\.uniqueKey)),
+        ]).affectedRows
+        if added > 0 { _ = try connection.query("SELECT pg_notify('storesync_jobs', $1)", [Args.kind]) }
+        return added
+    }
+
     /// Leases up to `limit` due jobs for `owner` in one statement: highest priority first, then oldest.
     /// A job whose previous lease ran out is among them; that lapse is recorded in its error history.
     ///

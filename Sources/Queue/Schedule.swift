@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Postgres
 
 /// A recurring job run once per period by whichever worker claims the period first — no leader.
@@ -32,14 +31,16 @@ public struct Schedule: Sendable {
     public let name: String
     public let period: Period
     /// The job each period enqueues; its payload names the schedule and the period.
-    public let jobKind: String
+    public let jobKind: JobKind
     public let priority: Int16
+    private let makeArgs: @Sendable (_ schedule: String, _ period: String) throws -> String
 
-    public init(name: String, period: Period, jobKind: String, priority: Int16 = 0) {
+    public init<Args: ScheduledJobArgs>(name: String, period: Period, job: Args.Type, priority: Int16 = 0) {
         self.name = name
         self.period = period
-        self.jobKind = jobKind
+        self.jobKind = Args.kind
         self.priority = priority
+        self.makeArgs = { try JobPayload.encode(Args(schedule: $0, period: $1)) }
     }
 
     /// Claims the period containing `date` for `worker`; returns the period and the job id enqueued when this
@@ -49,11 +50,11 @@ public struct Schedule: Sendable {
     public func claim(at date: Date? = nil, worker: String, pool: PostgresPool) async throws
         -> (period: String, jobID: Int64?)?
     {
-        let (name, periods, jobKind, priority) = (name, self.period, jobKind, priority)
+        let (name, periods, jobKind, priority, makeArgs) = (name, self.period, jobKind, priority, makeArgs)
         return try await pool.transaction { connection in
             let period = periods.key(for: try date ?? JobQueue.now(on: connection))
-            let job = NewJob(kind: jobKind, payload: "{\"schedule\":\(JSON.quoted(name)),\"period\":\(JSON.quoted(period))}",
-                             priority: priority, uniqueKey: "schedule:\(name):\(period)")
+            let job = NewJob(kind: jobKind.name, payload: try makeArgs(name, period), priority: priority,
+                             uniqueKey: "schedule:\(name):\(period)")
             let won = try connection.query("""
                 INSERT INTO schedule_runs (schedule, period, claimed_by) VALUES ($1, $2, $3)
                 ON CONFLICT DO NOTHING RETURNING 1

@@ -4,6 +4,19 @@ enum Statements {
         SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
         """
 
+    /// `JobQueue.fanOut`: numbered after the pending keys are filtered out, so a skipped job leaves no gap in
+    /// the spread; a key taken by a concurrent enqueue meanwhile is skipped by the conflict clause.
+    static let fanOut = """
+        INSERT INTO jobs (kind, payload, priority, run_at, unique_key)
+        SELECT $1::text, f.payload, $2::smallint,
+               coalesce($3::timestamptz, now())
+                   + (row_number() OVER (ORDER BY f.position) - 1) * ($4::bigint * interval '1 microsecond'),
+               f.unique_key
+        FROM unnest($5::jsonb[], $6::text[]) WITH ORDINALITY AS f(payload, unique_key, position)
+        WHERE NOT EXISTS (SELECT 1 FROM jobs j WHERE j.unique_key = f.unique_key)
+        ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+        """
+
     /// `storesync_due_jobs` (V0010) locks at most LIMIT due jobs, highest priority first, reading only due jobs
     /// however many wait for later (a day of spread resyncs), before the UPDATE touches any: an optimisation
     /// fence, without which the planner may update more rows than asked (Oban's `attempt > max_attempts` bug).

@@ -1,4 +1,5 @@
 import Foundation
+import IngestJobs
 import Queue
 
 /// What ingest stored with a notification job: the account its Host header mapped to, when it arrived (the
@@ -10,15 +11,9 @@ struct IngestEnvelope: Sendable {
     let body: Data
     let headers: String?
 
-    init(_ job: LeasedJob) throws {
-        struct Payload: Decodable {
-            let account_id: Int64
-        }
+    init<Source>(_ args: NotificationArgs<Source>, job: LeasedJob) throws {
         guard let body = job.raw, !body.isEmpty else { throw JobFailure.permanent("the job carries no notification body") }
-        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload has no account_id")
-        }
-        accountID = payload.account_id
+        accountID = args.accountID
         receivedAt = job.createdAt
         self.body = body
         headers = job.headers

@@ -4,7 +4,7 @@ import Metrics
 import Queue
 import Worker
 
-/// The store job kinds a worker process runs, wired to one shared HTTP client (one libcurl multi thread
+/// The store job kinds a worker process runs (their args are declared in `SyncJobs.swift` and `IngestJobs`), wired to one shared HTTP client (one libcurl multi thread
 /// for every store call of the process).
 public enum SyncHandlers {
     public struct Configuration: Sendable {
@@ -29,19 +29,17 @@ public enum SyncHandlers {
         let syncMetrics = metrics.map(SyncMetrics.init(registry:))
         let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare,
                                             historyPages: configuration.appleHistoryPages, metrics: syncMetrics)
-        registry.register(AppleNotificationHandler.kind,
-                          AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler(),
-                                                   metrics: syncMetrics))
-        registry.register(AppleConsumptionHandler.kind, AppleConsumptionHandler(registry: apple))
-        registry.register(AppleResyncHandler.kind, AppleResyncHandler(registry: apple, metrics: syncMetrics))
-        registry.register(AppleSweepHandler.kind, AppleSweepHandler(registry: apple))
+        registry.register(AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler(), metrics: syncMetrics))
+        registry.register(AppleConsumptionHandler(registry: apple))
+        registry.register(AppleResyncHandler(registry: apple, metrics: syncMetrics))
+        registry.register(AppleSweepHandler(registry: apple))
         let google = GoogleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare, metrics: syncMetrics)
-        registry.register(GoogleNotificationHandler.kind, GoogleNotificationHandler(registry: google, metrics: syncMetrics))
-        registry.register(GoogleAcknowledgement.kind, GoogleAcknowledgeHandler(registry: google))
-        registry.register(GoogleResyncHandler.kind, GoogleResyncHandler(registry: google, metrics: syncMetrics))
-        registry.register(GoogleSweepHandler.kind, GoogleSweepHandler(registry: google))
-        registry.register(DailySyncHandler.kind, DailySyncHandler(settings: configuration.resync))
-        registry.register(ReconcileHandler.kind, ReconcileHandler())
-        registry.register(OutageSweepHandler.kind, OutageSweepHandler())
+        registry.register(GoogleNotificationHandler(registry: google, metrics: syncMetrics))
+        registry.register(GoogleAcknowledgeHandler(registry: google))
+        registry.register(GoogleResyncHandler(registry: google, metrics: syncMetrics))
+        registry.register(GoogleSweepHandler(registry: google))
+        registry.register(DailySyncHandler(settings: configuration.resync))
+        registry.register(ReconcileHandler())
+        registry.register(OutageSweepHandler())
     }
 }

@@ -29,22 +29,37 @@ public struct JobResult: Sendable {
     }
 }
 
-/// Runs one kind of job. Do the slow, side-effect-free work (verifying, fetching) in `run`, and put
-/// every database change in the returned `writes` so it commits exactly with the job's completion.
-/// Throw `JobFailure.permanent` for what can never succeed; anything else thrown is retried.
+/// Runs one kind of job: the kind of its `Args`, which the worker decodes each job's payload into before
+/// `run` (a payload that does not decode is dead-lettered with the reason). Do the slow, side-effect-free work
+/// (verifying, fetching) in `run`, and put every database change in the returned `writes` so it commits
+/// exactly with the job's completion. Throw `JobFailure.permanent` for what can never succeed; anything else
+/// thrown is retried. `job` carries what the payload does not: the raw body and headers of a webhook, the
+/// attempt and the last error.
 public protocol JobHandler: Sendable {
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult
+    associatedtype Args: JobArgs
+    func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult
 }
 
-/// Handlers by job kind. A job of a kind with no handler is dead-lettered ("no handler for kind X")
+extension JobHandler {
+    /// The kind the handler runs.
+    public static var kind: JobKind { Args.kind }
+
+    /// Decodes the job's args and runs it: how the worker runs a job.
+    public func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        try await run(job.args(Args.self), job: job, context: context)
+    }
+}
+
+/// Handlers by job kind, each registered under its args' kind, so a handler cannot be filed under a kind
+/// whose payload it does not read. A job of a kind with no handler is dead-lettered ("no handler for kind X")
 /// rather than retried forever.
 public struct HandlerRegistry: Sendable {
     private var handlers: [String: any JobHandler] = [:]
 
     public init() {}
 
-    public mutating func register(_ kind: String, _ handler: any JobHandler) {
-        handlers[kind] = handler
+    public mutating func register<Handler: JobHandler>(_ handler: Handler) {
+        handlers[Handler.kind.name] = handler
     }
 
     public subscript(kind: String) -> (any JobHandler)? { handlers[kind] }

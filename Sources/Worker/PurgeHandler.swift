@@ -4,12 +4,23 @@ import Queue
 /// Housekeeping run by the hourly `purge` schedule: drops dedup receipts past their 7-day window and
 /// schedule claims older than 90 days, in bounded batches.
 public struct PurgeHandler: JobHandler {
-    public static let kind = "queue.purge"
-    public static let schedule = Schedule(name: "purge", period: .hourly, jobKind: kind, priority: -5)
+    /// The `queue.purge` job's args: the hour it runs for.
+    public struct Args: ScheduledJobArgs {
+        public static let kind: JobKind = "queue.purge"
+        public let schedule: String
+        public let period: String
+
+        public init(schedule: String, period: String) {
+            self.schedule = schedule
+            self.period = period
+        }
+    }
+
+    public static let schedule = Schedule(name: "purge", period: .hourly, job: Args.self, priority: -5)
 
     public init() {}
 
-    public func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+    public func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let receipts = try await Receipts.purge(pool: context.pool)
         let claims = try await context.pool.query(
             "DELETE FROM schedule_runs WHERE claimed_at < now() - interval '90 days'").affectedRows

@@ -150,7 +150,7 @@ import Testing
     }
 
     private func fanOut(_ pipeline: Pipeline, period: String, settings: ResyncSettings = ResyncSettings()) async throws -> String {
-        let job = LeasedJob(id: 1, kind: DailySyncHandler.kind, payload: #"{"schedule":"daily-sync","period":"\#(period)"}"#,
+        let job = LeasedJob(id: 1, kind: DailySyncHandler.kind.name, payload: #"{"schedule":"daily-sync","period":"\#(period)"}"#,
                             raw: nil, headers: nil, priority: -5, attempt: 1, maxAttempts: 25, createdAt: Date(),
                             uniqueKey: nil)
         return try await DailySyncHandler(settings: settings).run(

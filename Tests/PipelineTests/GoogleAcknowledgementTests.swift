@@ -65,9 +65,9 @@ import Testing
             _ = try await pool.query("UPDATE store_purchases SET needs_acknowledgement = true, acknowledged_at = NULL")
             func acknowledge(_ token: String, _ product: String) async throws -> Bool {
                 try await pool.transaction { db in
-                    try GoogleAcknowledgeHandler.record(GoogleAcknowledgement.Task(connectionID: connection.id,
-                                                                                   purchaseID: purchaseID,
-                                                                                   productID: product, token: token), on: db)
+                    try GoogleAcknowledgeHandler.record(GoogleAcknowledgementArgs(connectionID: connection.id,
+                                                                                  purchaseID: purchaseID,
+                                                                                  productID: product, token: token), on: db)
                     return try db.query("SELECT needs_acknowledgement FROM store_purchases WHERE id = $1",
                                         [purchaseID])[0].decode(0)
                 }
@@ -129,10 +129,9 @@ import Testing
             let purchaseID = try row[0].decode(0, as: Int64.self)
             #expect(try row[0].decode(1, as: String.self) == first)
 
-            let task = GoogleAcknowledgement.Task(connectionID: connection.id, purchaseID: purchaseID,
-                                                  productID: "pro.yearly", token: upgraded)
-            let job = LeasedJob(id: 1, kind: GoogleAcknowledgement.kind,
-                                payload: String(decoding: try JSONEncoder().encode(task), as: UTF8.self), raw: nil,
+            let task = GoogleAcknowledgementArgs(connectionID: connection.id, purchaseID: purchaseID,
+                                                 productID: "pro.yearly", token: upgraded)
+            let job = LeasedJob(id: 1, kind: GoogleAcknowledgementArgs.kind.name, payload: try JobPayload.encode(task), raw: nil,
                                 headers: nil, priority: GoogleAcknowledgement.priority, attempt: 1, maxAttempts: 25,
                                 createdAt: Date(), uniqueKey: nil)
             let handler = GoogleAcknowledgeHandler(registry: GoogleConnectionRegistry(http: try HTTPClient(),

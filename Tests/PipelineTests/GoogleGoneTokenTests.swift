@@ -39,16 +39,16 @@ import Testing
         return try (0..<10).map { try row.decode($0, as: String.self) }
     }
 
-    private func run(_ pipeline: Pipeline, _ kind: String, _ payload: String) async throws {
-        _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: kind, payload: payload))
+    private func run(_ pipeline: Pipeline, _ kind: JobKind, _ payload: String) async throws {
+        _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: kind.name, payload: payload))
         try await pipeline.settle()
     }
 
     /// The `google.resync` the voided-purchases sweep queues for `orderID` of `lineage`, voided at `voidedAt`.
     private func sweepsResync(_ pipeline: Pipeline, orderID: String, voidedAt: Date, lineage: String) async throws {
-        let payload = try GoogleSweepHandler.resyncPayload(VoidedOrder(orderID: orderID, voidedAt: voidedAt),
-                                                           connectionID: try #require(pipeline.googleConnection).id,
-                                                           lineage: lineage)
+        let payload = try JobPayload.encode(GoogleSweepHandler.resyncArgs(VoidedOrder(orderID: orderID, voidedAt: voidedAt),
+                                                                          connectionID: try #require(pipeline.googleConnection).id,
+                                                                          lineage: lineage))
         try await run(pipeline, GoogleResyncHandler.kind, payload)
     }
 
@@ -120,9 +120,9 @@ import Testing
         try await Pipeline.with(.googleProduction) { pipeline in
             let (_, _, lineage) = try await forgottenPurchase(pipeline, expired: expired)
             let before = try await mirroredState(pipeline, lineage)
-            let task = ResyncTask(connection_id: try #require(pipeline.googleConnection).id, lineage: lineage, reason: "daily",
-                                  voided: nil)
-            try await run(pipeline, GoogleResyncHandler.kind, String(decoding: try JSONEncoder().encode(task), as: UTF8.self))
+            let task = ResyncArgs<GoogleJobs>(connectionID: try #require(pipeline.googleConnection).id, lineage: lineage,
+                                              reason: "daily")
+            try await run(pipeline, GoogleResyncHandler.kind, try JobPayload.encode(task))
             let reasons = try await pipeline.deadLetterReasons()
             if expired {
                 #expect(reasons.isEmpty, "\(reasons)")

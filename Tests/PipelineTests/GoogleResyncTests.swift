@@ -8,8 +8,8 @@ import Testing
 
 /// Google's side of the daily resync and the voided-purchases sweep.
 @Suite struct GoogleResyncTests {
-    private func run(_ pipeline: Pipeline, _ kind: String, _ payload: String) async throws {
-        _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: kind, payload: payload))
+    private func run(_ pipeline: Pipeline, _ kind: JobKind, _ payload: String) async throws {
+        _ = try await JobQueue(pool: pipeline.database.pool).enqueue(NewJob(kind: kind.name, payload: payload))
         try await pipeline.settle()
     }
 
@@ -97,8 +97,8 @@ import Testing
             let record = VoidedPurchase(purchaseToken: middleToken, orderId: middleOrder, voidedTimeMillis: 1_790_000_000_000,
                                         voidedReason: 0)
             let voided = try #require(VoidedOrder(record, listedBy: Date()))
-            try await run(pipeline, GoogleResyncHandler.kind, try GoogleSweepHandler.resyncPayload(
-                voided, connectionID: try #require(pipeline.googleConnection).id, lineage: lineage))
+            try await run(pipeline, GoogleResyncHandler.kind, try JobPayload.encode(GoogleSweepHandler.resyncArgs(
+                voided, connectionID: try #require(pipeline.googleConnection).id, lineage: lineage)))
             #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
             #expect(try await pipeline.refunds(lineage).map(\.transactionID) == [middleOrder])
         }
@@ -122,7 +122,7 @@ import Testing
             let record = VoidedPurchase(purchaseToken: token, orderId: orderID, voidedTimeMillis: nil, voidedReason: 6)
             let voided = try #require(VoidedOrder(record, listedBy: listedBy))
             try await run(pipeline, GoogleResyncHandler.kind,
-                          try GoogleSweepHandler.resyncPayload(voided, connectionID: googleID, lineage: lineage))
+                          try JobPayload.encode(GoogleSweepHandler.resyncArgs(voided, connectionID: googleID, lineage: lineage)))
             #expect(try await pipeline.refunds(lineage).map { "\($0.transactionID) \($0.amount) \($0.reversed)" }
                     == ["\(orderID) 999 false"])
             let booked = try #require(try await pipeline.database.pool.query("SELECT refunded_at, reason FROM refunds").first)
@@ -139,9 +139,9 @@ import Testing
     @Test func theSweepsResyncPayloadCarriesTheVoidedOrderWhole() throws {
         let listed = VoidedOrder(orderID: "GPA.1111-2222-3333-44444..2", voidedAt: Date(timeIntervalSince1970: 1_790_000_000.125),
                                  voidedQuantity: 1, reason: "CHARGEBACK")
-        let payload = try GoogleSweepHandler.resyncPayload(listed, connectionID: 7, lineage: "lineage-token")
-        let task = try JSONDecoder().decode(ResyncTask.self, from: Data(payload.utf8))
-        #expect(task.connection_id == 7 && task.lineage == "lineage-token" && task.reason == "voided")
+        let payload = try JobPayload.encode(GoogleSweepHandler.resyncArgs(listed, connectionID: 7, lineage: "lineage-token"))
+        let task = try JobPayload.decode(ResyncArgs<GoogleJobs>.self, from: payload)
+        #expect(task.connectionID == 7 && task.lineage == "lineage-token" && task.reason == "voided")
         #expect(task.voided?.map(\.order) == [listed])
     }
 }

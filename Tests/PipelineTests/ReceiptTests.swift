@@ -15,18 +15,23 @@ import Worker
     /// A notification handler's shape: receipt check, then (held until the test says) completion through
     /// `Receipt` with one effect row. The payload names the delivery.
     struct DeliveryHandler: JobHandler {
+        struct Args: JobArgs {
+            static let kind: JobKind = "test.delivery"
+            let delivery: String
+        }
+
         let store: String
         let scope: String
         let checked: Counter
         let gates: [String: Gate]
 
-        func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
             let seen = Receipts.looking(store: store, scope: scope, messageID: ReceiptTests.messageID)
             if try await context.pool.query(seen) != nil {
                 return .done("duplicate")
             }
             checked.increment()
-            await gates[job.payload]?.wait()
+            await gates[args.delivery]?.wait()
             let receipt = Receipt(store: store, scope: scope, messageID: ReceiptTests.messageID, receivedAt: Date(),
                                   jobID: job.id)
             let (id, attempt) = (job.id, job.attempt)
@@ -64,14 +69,14 @@ import Worker
         try await TestDatabase.with { database in
             try await TestHandlers.createEffectsTable(database.pool)
             let queue = JobQueue(pool: database.pool)
-            let (first, second) = (#""first""#, #""second""#)
-            _ = try #require(try await queue.enqueue(NewJob(kind: "test.delivery", payload: first)))
-            let secondID = try #require(try await queue.enqueue(NewJob(kind: "test.delivery", payload: second)))
+            let (first, second) = ("first", "second")
+            _ = try #require(try await queue.enqueue(NewJob(DeliveryHandler.Args(delivery: first))))
+            let secondID = try #require(try await queue.enqueue(NewJob(DeliveryHandler.Args(delivery: second))))
             let gates = [first: Gate(), second: Gate()]
             let checked = Counter()
             let observer = FinishedJobs()
             var registry = HandlerRegistry()
-            registry.register("test.delivery", DeliveryHandler(store: store, scope: scope, checked: checked, gates: gates))
+            registry.register(DeliveryHandler(store: store, scope: scope, checked: checked, gates: gates))
             var configuration = WorkerConfiguration()
             configuration.concurrency = 4
             configuration.pollInterval = .milliseconds(50)

@@ -375,4 +375,48 @@ import Testing
             #expect(try await count(database, "SELECT count(*) FROM dead_letters") == 1)
         }
     }
+
+    struct FannedOut: JobArgs {
+        static let kind: JobKind = "test.fan-out"
+        let index: Int
+    }
+
+    /// The daily resync's shape: one statement; a key still pending is skipped and leaves no gap in the spread.
+    @Test func aFanOutSkipsPendingKeysAndSpreadsTheRestFromItsStart() async throws {
+        try await TestDatabase.with { database in
+            try await JobQueue(pool: database.pool).enqueue(NewJob(kind: FannedOut.kind.name, uniqueKey: "fan:1"))
+            let start = Date(timeIntervalSince1970: 1_795_960_800)
+            let jobs = (0..<4).map { (args: FannedOut(index: $0), uniqueKey: Optional("fan:\($0)")) }
+                + [(args: FannedOut(index: 9), uniqueKey: nil)]
+            let added = try await database.pool.transaction { db in
+                try JobQueue.fanOut(jobs, priority: -10, start: start, spacing: .milliseconds(250), on: db)
+            }
+            #expect(added == 4)
+            let rows = try await database.pool.query("""
+                SELECT (payload->>'index')::int, priority, extract(epoch FROM run_at)::float8, unique_key FROM jobs
+                WHERE payload ? 'index' ORDER BY run_at
+                """).map { "\(try $0.decode(0, as: Int.self)) \(try $0.decode(1, as: Int.self)) "
+                           + "\(try $0.decode(2, as: Double.self) - start.timeIntervalSince1970) \(try $0.decodeOptional(3, as: String.self) ?? "-")" }
+            #expect(rows == ["0 -10 0.0 fan:0", "2 -10 0.25 fan:2", "3 -10 0.5 fan:3", "9 -10 0.75 -"])
+            let again = try await database.pool.transaction { db in
+                try JobQueue.fanOut(Array(jobs.prefix(4)), start: start, on: db)
+            }
+            #expect(again == 0)
+        }
+    }
+
+    /// Without a start, the spread begins at the database's `now()`, the clock leasing compares `run_at` with.
+    @Test func aFanOutWithoutAStartBeginsAtTheDatabasesClock() async throws {
+        try await TestDatabase.with { database in
+            let (added, now) = try await database.pool.transaction { db in
+                (try JobQueue.fanOut([(args: FannedOut(index: 0), uniqueKey: "fan:0")], on: db),
+                 try db.query("SELECT now()")[0].decode(0, as: Date.self))
+            }
+            #expect(added == 1)
+            let runAt: Date = try await database.pool.query("SELECT run_at FROM jobs")[0].decode(0)
+            #expect(runAt == now)
+            #expect(try await database.pool.query("SELECT payload::text FROM jobs")[0].decode(0, as: String.self)
+                    == #"{"index": 0}"#)
+        }
+    }
 }

@@ -26,7 +26,7 @@ import Testing
 
     @Test func concurrentClaimsOfOnePeriodEnqueueOneJob() async throws {
         try await TestDatabase.with(poolSize: 8) { database in
-            let schedule = Schedule(name: "daily-sync", period: .daily, jobKind: "test.record")
+            let schedule = Schedule(name: "daily-sync", period: .daily, job: TestHandlers.Record.self)
             let winners = try await withThrowingTaskGroup(of: Int64?.self) { group in
                 for worker in 0..<8 {
                     group.addTask { try await schedule.claim(at: Self.moment, worker: "w\(worker)", pool: database.pool)?.jobID }
@@ -48,7 +48,7 @@ import Testing
 
     @Test func aClaimWithoutAMomentTakesThePeriodOfTheDatabaseClock() async throws {
         try await TestDatabase.with { database in
-            let schedule = Schedule(name: "purge", period: .hourly, jobKind: "test.record")
+            let schedule = Schedule(name: "purge", period: .hourly, job: TestHandlers.Record.self)
             let before: Date = try await database.pool.query("SELECT now()")[0].decode(0)
             let claimed = try #require(try await schedule.claim(worker: "w0", pool: database.pool))
             let after: Date = try await database.pool.query("SELECT now()")[0].decode(0)

@@ -10,7 +10,11 @@ import Worker
 @Suite struct WorkerTests {
     /// A job that runs until it is cancelled, standing in for a slow store call.
     struct BlockingHandler: JobHandler {
-        func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+        struct Args: JobArgs {
+            static let kind: JobKind = "test.block"
+        }
+
+        func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
             try await Task.sleep(for: .seconds(3600))
             return .done()
         }
@@ -19,8 +23,13 @@ import Worker
     /// Writes that must not wait for another transaction: they take their payload's key with a try-lock,
     /// fail when someone else holds it, and hold it a moment, as `Mirror.apply` holds a lineage.
     struct KeyedWritesHandler: JobHandler {
-        func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-            let key = job.payload
+        struct Args: JobArgs {
+            static let kind: JobKind = "test.keyed"
+            let key: String
+        }
+
+        func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
+            let key = args.key
             return .done(writes: { db in
                 guard try db.query("SELECT pg_try_advisory_xact_lock(hashtext($1))", [key])[0].decode(0, as: Bool.self)
                 else { throw JobFailure.retryable("\(key) is locked by another transaction") }
@@ -40,8 +49,8 @@ import Worker
         configuration.pollInterval = .milliseconds(50)
         configure(&configuration)
         var registry = TestHandlers.registry()
-        registry.register("test.block", BlockingHandler())
-        registry.register("test.keyed", KeyedWritesHandler())
+        registry.register(BlockingHandler())
+        registry.register(KeyedWritesHandler())
         let worker = Worker(configuration: configuration, registry: registry, pool: database.pool, listenURL: database.url)
         return (worker, Task { await worker.run() })
     }
@@ -114,7 +123,7 @@ import Worker
             let queue = JobQueue(pool: database.pool)
             let keys = ["lineage-a", "lineage-b"]
             for index in 0..<60 {
-                try await queue.enqueue(NewJob(kind: "test.keyed", payload: "\"\(keys[index % keys.count])\""))
+                try await queue.enqueue(try NewJob(KeyedWritesHandler.Args(key: keys[index % keys.count])))
             }
             let (worker, running) = startWorker(database) {
                 $0.concurrency = 60

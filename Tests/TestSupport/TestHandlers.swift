@@ -6,15 +6,48 @@ import Worker
 /// Job kinds that exist only in tests, shared by in-process tests and the `storesync-testworker` binary.
 public enum TestHandlers {
     /// `test.record`: optionally sleeps (`sleep_ms`, only on attempt `sleep_on_attempt` when given), then
-    /// records one `test_effects` row in the completion's transaction — so counting rows counts effects.
-    public static let record = "test.record"
+    /// records one `test_effects` row in the completion's transaction — so counting rows counts effects. A
+    /// schedule may queue it (`storesync-testworker --daily-schedule`).
+    public struct Record: ScheduledJobArgs {
+        public static let kind: JobKind = "test.record"
+
+        let sleepMilliseconds: Int?
+        let sleepOnAttempt: Int?
+        let schedule: String?
+        let period: String?
+
+        public init(schedule: String, period: String) {
+            sleepMilliseconds = nil
+            sleepOnAttempt = nil
+            self.schedule = schedule
+            self.period = period
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case sleepMilliseconds = "sleep_ms", sleepOnAttempt = "sleep_on_attempt", schedule, period
+        }
+    }
+
     /// `test.fail`: fails with `message`; `permanent: true` dead-letters, `retry_after_ms` gives a hint.
-    public static let fail = "test.fail"
+    public struct Fail: JobArgs {
+        public static let kind: JobKind = "test.fail"
+
+        let message: String?
+        let permanent: Bool?
+        let retryAfterMilliseconds: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case message, permanent, retryAfterMilliseconds = "retry_after_ms"
+        }
+    }
+
+    public static let record = Record.kind.name
+    public static let fail = Fail.kind.name
 
     public static func registry() -> HandlerRegistry {
         var registry = HandlerRegistry()
-        registry.register(record, RecordHandler())
-        registry.register(fail, FailHandler())
+        registry.register(RecordHandler())
+        registry.register(FailHandler())
         return registry
     }
 
@@ -26,17 +59,12 @@ public enum TestHandlers {
                 at timestamptz NOT NULL DEFAULT now())
             """)
     }
-
-    static func object(_ payload: String) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any] ?? [:]
-    }
 }
 
 struct RecordHandler: JobHandler {
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let payload = TestHandlers.object(job.payload)
-        if let sleep = payload["sleep_ms"] as? Int {
-            let onAttempt = payload["sleep_on_attempt"] as? Int
+    func run(_ args: TestHandlers.Record, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        if let sleep = args.sleepMilliseconds {
+            let onAttempt = args.sleepOnAttempt
             if onAttempt == nil || onAttempt == job.attempt { try await Task.sleep(for: .milliseconds(sleep)) }
         }
         let (id, attempt, worker) = (job.id, job.attempt, context.workerID)
@@ -49,10 +77,9 @@ struct RecordHandler: JobHandler {
 }
 
 struct FailHandler: JobHandler {
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let payload = TestHandlers.object(job.payload)
-        let message = payload["message"] as? String ?? "test failure"
-        if payload["permanent"] as? Bool == true { throw JobFailure.permanent(message) }
-        throw JobFailure.retryable(message, retryAfter: (payload["retry_after_ms"] as? Int).map { .milliseconds($0) })
+    func run(_ args: TestHandlers.Fail, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let message = args.message ?? "test failure"
+        if args.permanent == true { throw JobFailure.permanent(message) }
+        throw JobFailure.retryable(message, retryAfter: args.retryAfterMilliseconds.map { .milliseconds($0) })
     }
 }

@@ -19,7 +19,7 @@ if let value = take("--lease-ms").flatMap(Int64.init) { configuration.leaseDurat
 if let value = take("--grace-ms").flatMap(Int64.init) { configuration.gracePeriod = .milliseconds(value) }
 if let value = take("--poll-ms").flatMap(Int64.init) { configuration.pollInterval = .milliseconds(value) }
 if let name = take("--daily-schedule") {
-    configuration.schedules = [Schedule(name: name, period: .daily, jobKind: TestHandlers.record)]
+    configuration.schedules = [Schedule(name: name, period: .daily, job: TestHandlers.Record.self)]
 }
 if let level = ProcessInfo.processInfo.environment["STORESYNC_LOG_LEVEL"].flatMap(LogLevel.init(name:)) {
     Logger.setLevel(level)

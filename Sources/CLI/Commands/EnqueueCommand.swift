@@ -36,7 +36,7 @@ struct EnqueueCommand: Command {
         let json = arguments.flag("--json")
         guard let kind = arguments.positional() else { throw UsageError("KIND is required") }
         try arguments.finish()
-        guard Parse.matches(kind, "[a-z0-9][a-z0-9._-]{0,99}") else {
+        guard JobKind.isValid(kind) else {
             throw UsageError("KIND must be 1…100 of a-z 0-9 . _ - starting with a letter or digit, got \(kind.debugDescription)")
         }
         job.kind = kind

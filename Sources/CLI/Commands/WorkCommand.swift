@@ -94,7 +94,7 @@ struct WorkCommand: Command {
         let pool = PostgresPool(postgres)
 
         var registry = HandlerRegistry()
-        registry.register(PurgeHandler.kind, PurgeHandler())
+        registry.register(PurgeHandler())
         let metrics = MetricsRegistry()
         let http = try HTTPClient()
         SyncHandlers.register(into: &registry, http: http, configuration: sync, metrics: metrics)

@@ -96,7 +96,7 @@ struct BenchCommand: Command {
         return 0
     }
 
-    static let noopKind = "bench.noop"
+    static let noopKind = NoopHandler.kind
 
     private static func drainQueue(pool: PostgresPool, jobs: Int, scheduled: Int, slots: Int, flushers: Int,
                                    listenURL: String) async throws -> Output.Value
@@ -119,7 +119,7 @@ struct BenchCommand: Command {
         configuration.concurrency = slots
         configuration.completionFlushers = flushers
         var registry = HandlerRegistry()
-        registry.register(noopKind, NoopHandler())
+        registry.register(NoopHandler())
         let recorder = DrainRecorder(expected: jobs)
         let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: listenURL,
                             observer: recorder)
@@ -142,7 +142,11 @@ struct BenchCommand: Command {
 }
 
 private struct NoopHandler: JobHandler {
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult { .done() }
+    struct Args: JobArgs {
+        static let kind: JobKind = "bench.noop"
+    }
+
+    func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult { .done() }
 }
 
 /// Collects lease-to-commit latencies and stops the worker after the last expected job.

@@ -2,6 +2,7 @@ import Accounts
 import CLI
 import Crypto
 import Foundation
+import Ingest
 import Mirror
 import Simulator
 import StoreModel
@@ -11,7 +12,7 @@ import Sync
 /// one makes the worker re-fetch the lineage's statuses and history.
 struct ApplePipelineBenchStore: PipelineBenchStore {
     static let name = "apple"
-    static let notificationKind = "apple.notification"
+    static let notificationKind = WebhookSource.apple.jobKind.name
     static let webhookPath = "/webhook/apple"
     static let bundleID = "com.storesync.bench"
     static let appAppleID: Int64 = 1_000_000_001

@@ -2,6 +2,7 @@ import Accounts
 import CLI
 import Crypto
 import Foundation
+import Ingest
 import Mirror
 import Simulator
 import StoreModel
@@ -12,7 +13,7 @@ import Sync
 /// linked purchase's first mirror queues its acknowledgement.
 struct GooglePipelineBenchStore: PipelineBenchStore {
     static let name = "google"
-    static let notificationKind = "google.notification"
+    static let notificationKind = WebhookSource.googlePlay.jobKind.name
     static let webhookPath = "/webhook/google-play"
     static let packageName = "com.storesync.bench"
     static let clientEmail = "storesync@storesync-bench.iam.gserviceaccount.com"

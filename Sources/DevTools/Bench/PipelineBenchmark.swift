@@ -369,7 +369,7 @@ enum PipelineBenchmark {
 
     /// Which jobs belong to the run: notifications carry the account, follow-ups (Google's acknowledgements)
     /// the connection.
-    private static let runsJobs = "(payload->>'account_id' = $1 OR payload->>'connectionID' = $2)"
+    private static let runsJobs = "(payload->>'account_id' = $1 OR payload->>'connection_id' = $2)"
 
     private static func countLeft(_ seeded: Seeded, pool: PostgresPool) async throws -> Int {
         try await pool.query("SELECT count(*) FROM jobs WHERE \(runsJobs)", seeded.jobKeys)[0].decode(0)

@@ -28,45 +28,28 @@ struct AppleConsumptionScheduler: Sendable {
             throw JobFailure.permanent("CONSUMPTION_REQUEST names no transactionId")
         }
         let deadline = (notification.signedDate ?? Date()).addingTimeInterval(Self.window)
-        let task = AppleConsumptionTask(connectionID: connection.id, transactionID: transactionID,
+        let task = AppleConsumptionArgs(connectionID: connection.id, transactionID: transactionID,
                                         deadlineMilliseconds: Int64(deadline.timeIntervalSince1970 * 1000),
                                         notificationUUID: notification.notificationUUID,
                                         productType: transaction.type ?? ConsumptionRequest.ProductType.autoRenewableSubscription.rawValue)
-        let payload = String(decoding: try JSONEncoder().encode(task), as: UTF8.self)
+        let job = try NewJob(task, priority: AppleConsumptionHandler.priority,
+                             uniqueKey: "apple.consumption:\(connection.id):\(transactionID)")
         return receipt.complete("consumption answer scheduled") { db in
-            _ = try JobQueue.enqueue(NewJob(kind: AppleConsumptionHandler.kind, payload: payload,
-                                            priority: AppleConsumptionHandler.priority,
-                                            uniqueKey: "apple.consumption:\(connection.id):\(transactionID)"), on: db)
+            _ = try JobQueue.enqueue(job, on: db)
         }
     }
-}
-
-/// The `apple.consumption` job's payload.
-struct AppleConsumptionTask: Codable, Sendable {
-    let connectionID: Int64
-    let transactionID: String
-    let deadlineMilliseconds: Int64
-    let notificationUUID: String
-    /// The disputed transaction's `type`, which decides the rules for `consumptionPercentage`.
-    let productType: String
-
-    var deadline: Date { Date(timeIntervalSince1970: Double(deadlineMilliseconds) / 1000) }
 }
 
 /// The `apple.consumption` job: answers Apple's consumption request with the usage values the backend
 /// recorded — only with the customer's consent, only before the deadline.
 struct AppleConsumptionHandler: JobHandler {
-    static let kind = "apple.consumption"
     /// Deadlines beat backlog: the answer is due 12 hours after Apple asks, so it leases before
     /// notifications (priority 0) and far before resync work.
     static let priority: Int16 = 100
 
     let registry: AppleConnectionRegistry
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        guard let task = try? JSONDecoder().decode(AppleConsumptionTask.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload is not an apple.consumption task")
-        }
+    func run(_ task: AppleConsumptionArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
         guard Date() < task.deadline else {
             throw JobFailure.permanent("deadline passed: Apple wanted the answer by \(task.deadline.formatted(.iso8601))")
         }

@@ -1,5 +1,6 @@
 import AppStore
 import Foundation
+import IngestJobs
 import Logging
 import Mirror
 import Postgres
@@ -11,14 +12,12 @@ import Worker
 /// mirror's writes and the job's completion committed together. The notification only says *that*
 /// something happened; what happened comes from the App Store Server API.
 struct AppleNotificationHandler: JobHandler {
-    static let kind = "apple.notification"
-
     let registry: AppleConnectionRegistry
     let consumption: AppleConsumptionScheduler
     let metrics: SyncMetrics?
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let envelope = try IngestEnvelope(job)
+    func run(_ args: AppleNotificationArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let envelope = try IngestEnvelope(args, job: job)
         let signedPayload: String
         let routing: NotificationRouting
         do {

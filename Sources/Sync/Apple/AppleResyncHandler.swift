@@ -8,17 +8,12 @@ import Worker
 /// The `apple.resync` job: the same re-fetch → snapshot → apply path as a notification, for one lineage,
 /// recording drift when the store knew something the mirror did not.
 struct AppleResyncHandler: JobHandler {
-    static let kind = ResyncPlanner.jobKind(for: .apple)
-
     let registry: AppleConnectionRegistry
     let metrics: SyncMetrics?
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        guard let task = try? JSONDecoder().decode(ResyncTask.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload is not a resync task (connection_id, lineage)")
-        }
-        let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connection_id, on: db) }
-        guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
+    func run(_ task: ResyncArgs<AppleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connectionID, on: db) }
+        guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
         let tools = try await registry.tools(for: connection, pool: context.pool)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")
         // Any transaction id of the customer works for both endpoints; the original one always exists.

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import IngestJobs
 import Logging
 import Mirror
 import Postgres
@@ -13,7 +14,6 @@ import Worker
 /// deduplicated by `notificationUUID` exactly like a delivered one. The watermark and the page cursor are
 /// saved after every page, so a crash resumes where it stopped and a missed day is caught up once.
 struct AppleSweepHandler: JobHandler {
-    static let kind = ReconcileHandler.sweepKind(for: .apple)
     static let sweep = "apple.notification-history"
     /// Each window reaches this far behind the last one's end: Apple keeps retrying a notification for about
     /// 6.5 days (1, 12, 24, 48, 72 hours), so one signed before the last sweep may only have failed since.
@@ -34,8 +34,8 @@ struct AppleSweepHandler: JobHandler {
 
     let registry: AppleConnectionRegistry
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let load = { try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool, now: Date(), overlap: Self.overlap,
+    func run(_ args: SweepArgs<AppleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let load = { try await SweepWindow.load(args, sweep: Self.sweep, pool: context.pool, now: Date(), overlap: Self.overlap,
                                                 retention: { Self.retention($0.environment) }) }
         var window = try await load()
         let connection = window.connection
@@ -60,8 +60,7 @@ struct AppleSweepHandler: JobHandler {
                 for signedPayload in page.signedPayloads {
                     let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
                     let digest = Hex.encode(Digest.sha256(Data(signedPayload.utf8)))
-                    if try JobQueue.enqueue(NewJob(kind: AppleNotificationHandler.kind,
-                                                   payload: #"{"account_id":\#(connection.accountID),"source":"history"}"#,
+                    if try JobQueue.enqueue(NewJob(AppleNotificationArgs(accountID: connection.accountID, source: "history"),
                                                    raw: body, uniqueKey: "apple.history:\(digest)"), on: db) != nil {
                         added += 1
                     }

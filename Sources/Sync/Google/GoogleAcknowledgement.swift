@@ -14,16 +14,8 @@ import Worker
 /// is sent only for what was really mirrored) and at most one pending per token; a token already acknowledged
 /// (`purchase_tokens.acknowledged_at`) gets none, even from a snapshot fetched before that acknowledgement.
 enum GoogleAcknowledgement {
-    static let kind = "google.acknowledge"
     /// Due within days, not hours: after notifications and consumption answers, before resync backlog.
     static let priority: Int16 = 10
-
-    struct Task: Codable, Sendable {
-        let connectionID: Int64
-        let purchaseID: Int64
-        let productID: String
-        let token: String
-    }
 
     static func scheduleIfNeeded(_ snapshot: StoreSnapshot, outcome: Mirror.Outcome, connection: StoreConnection,
                                  on db: isolated PostgresConnection) throws {
@@ -40,11 +32,10 @@ enum GoogleAcknowledgement {
             }
             return
         }
-        let task = Task(connectionID: connection.id, purchaseID: outcome.purchaseID, productID: snapshot.productID,
-                        token: token)
+        let task = GoogleAcknowledgementArgs(connectionID: connection.id, purchaseID: outcome.purchaseID,
+                                             productID: snapshot.productID, token: token)
         let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
-        _ = try JobQueue.enqueue(NewJob(kind: kind, payload: String(decoding: try JSONEncoder().encode(task), as: UTF8.self),
-                                        priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
+        _ = try JobQueue.enqueue(NewJob(task, priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
     }
 }
 
@@ -52,10 +43,7 @@ enum GoogleAcknowledgement {
 struct GoogleAcknowledgeHandler: JobHandler {
     let registry: GoogleConnectionRegistry
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        guard let task = try? JSONDecoder().decode(GoogleAcknowledgement.Task.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload is not a google.acknowledge task")
-        }
+    func run(_ task: GoogleAcknowledgementArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
         // The write updates the purchase's row, as the lineage's mirrors do, so it commits under the lineage's
         // serial key; read from the row, which every task names, whichever release queued it.
         let (connection, lineage) = try await context.pool.run { db in
@@ -86,7 +74,7 @@ struct GoogleAcknowledgeHandler: JobHandler {
 
     /// Marks the task's token acknowledged. The purchase stops needing an acknowledgement only once its current
     /// token has one: a late acknowledgement of a replaced token leaves the flag of its successor alone.
-    static func record(_ task: GoogleAcknowledgement.Task, on db: isolated PostgresConnection) throws {
+    static func record(_ task: GoogleAcknowledgementArgs, on db: isolated PostgresConnection) throws {
         _ = try db.query("""
             WITH token AS (
                 UPDATE purchase_tokens SET acknowledged_at = now()

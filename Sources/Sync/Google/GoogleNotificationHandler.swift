@@ -1,6 +1,7 @@
 import Accounts
 import Foundation
 import GooglePlay
+import IngestJobs
 import Logging
 import Mirror
 import Postgres
@@ -13,13 +14,11 @@ import Worker
 /// purchase from the Play Developer API → mirror, with the receipt and the job's completion in one
 /// transaction. The notification only says *that* a purchase changed.
 struct GoogleNotificationHandler: JobHandler {
-    static let kind = "google.notification"
-
     let registry: GoogleConnectionRegistry
     let metrics: SyncMetrics?
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let envelope = try IngestEnvelope(job)
+    func run(_ args: GoogleNotificationArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let envelope = try IngestEnvelope(args, job: job)
         let push: PubSubPush
         let notification: DeveloperNotification
         do {

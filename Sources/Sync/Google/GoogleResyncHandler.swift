@@ -11,26 +11,21 @@ import Worker
 /// purchase token, recording drift; the voided-purchases sweep adds the charges Google voided so their
 /// refunds are booked even when their orders are no longer the latest, or their token is one Google forgot.
 struct GoogleResyncHandler: JobHandler {
-    static let kind = ResyncPlanner.jobKind(for: .google)
-
     let registry: GoogleConnectionRegistry
     let metrics: SyncMetrics?
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        guard let task = try? JSONDecoder().decode(ResyncTask.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload is not a resync task (connection_id, lineage)")
-        }
+    func run(_ task: ResyncArgs<GoogleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let (connection, mirrored) = try await context.pool.transaction { db in
-            (try StoreConnections.get(id: task.connection_id, on: db),
+            (try StoreConnections.get(id: task.connectionID, on: db),
              try db.query("""
                 SELECT t.purchase_token, p.store_state FROM store_purchases p
                 LEFT JOIN purchase_tokens t ON t.purchase_id = p.id AND t.replaced_by IS NULL
                 WHERE p.connection_id = $1 AND p.lineage = $2 LIMIT 1
-                """, [task.connection_id, task.lineage]).first.map { (token: try $0.decodeOptional(0) as String?,
+                """, [task.connectionID, task.lineage]).first.map { (token: try $0.decodeOptional(0) as String?,
                                                                          state: try $0.decode(1, as: String.self)) })
         }
         let token = mirrored?.token
-        guard let connection else { throw JobFailure.permanent("store connection \(task.connection_id) no longer exists") }
+        guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
         let tools = try await registry.tools(for: connection, pool: context.pool)
         let voided = (task.voided ?? []).map(\.order)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")

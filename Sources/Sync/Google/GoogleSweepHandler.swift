@@ -11,7 +11,6 @@ import Worker
 /// carrying the voided charge, for every voided subscription order of a lineage the mirror knows — so a
 /// refund whose notification was lost is still booked, once. Saves its place after every page.
 struct GoogleSweepHandler: JobHandler {
-    static let kind = ReconcileHandler.sweepKind(for: .google)
     static let sweep = "google.voided-purchases"
     /// Google lists voided purchases of the last 30 days; a window never starts earlier (less an hour).
     static let window: TimeInterval = 30 * 86_400 - 3600
@@ -23,9 +22,9 @@ struct GoogleSweepHandler: JobHandler {
 
     let registry: GoogleConnectionRegistry
 
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
+    func run(_ args: SweepArgs<GoogleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let load = {
-            try await SweepWindow.load(job, sweep: Self.sweep, pool: context.pool, now: Date().addingTimeInterval(-Self.skewMargin),
+            try await SweepWindow.load(args, sweep: Self.sweep, pool: context.pool, now: Date().addingTimeInterval(-Self.skewMargin),
                                        overlap: Self.overlap, retention: { _ in Self.window })
         }
         var window = try await load()
@@ -54,8 +53,8 @@ struct GoogleSweepHandler: JobHandler {
                     guard let token = voided.purchaseToken, let order = VoidedOrder(voided, listedBy: listedBy),
                           let lineage = try PurchaseTokens.lineage(of: token, connectionID: connection.id, on: db)
                     else { continue }
-                    let task = try Self.resyncPayload(order, connectionID: connection.id, lineage: lineage)
-                    if try JobQueue.enqueue(NewJob(kind: GoogleResyncHandler.kind, payload: task, priority: ResyncPlanner.priority,
+                    let task = Self.resyncArgs(order, connectionID: connection.id, lineage: lineage)
+                    if try JobQueue.enqueue(NewJob(task, priority: ResyncPlanner.priority,
                                                    uniqueKey: "google.voided:\(connection.id):\(order.orderID)"), on: db) != nil {
                         added += 1
                     }
@@ -69,22 +68,21 @@ struct GoogleSweepHandler: JobHandler {
         return .done("queued \(queued) voided charge(s)")
     }
 
-    /// The `google.resync` payload that fetches `order`'s lineage and refunds the order as listed.
-    static func resyncPayload(_ order: VoidedOrder, connectionID: Int64, lineage: String) throws -> String {
-        let task = ResyncTask(connection_id: connectionID, lineage: lineage, reason: "voided", voided: [ResyncTask.Voided(order)])
-        return String(decoding: try JSONEncoder().encode(task), as: UTF8.self)
+    /// The `google.resync` that fetches `order`'s lineage and refunds the order as listed.
+    static func resyncArgs(_ order: VoidedOrder, connectionID: Int64, lineage: String) -> ResyncArgs<GoogleJobs> {
+        ResyncArgs(connectionID: connectionID, lineage: lineage, reason: "voided", voided: [ResyncArgs.Voided(order)])
     }
 }
 
-extension ResyncTask.Voided {
+extension ResyncArgs.Voided {
     init(_ order: VoidedOrder) {
-        self.init(order_id: order.orderID, voided_at_ms: Int64((order.voidedAt.timeIntervalSince1970 * 1000).rounded()),
-                  refund_type: order.refundType, voided_quantity: order.voidedQuantity, reason: order.reason)
+        self.init(orderID: order.orderID, voidedAtMilliseconds: Int64((order.voidedAt.timeIntervalSince1970 * 1000).rounded()),
+                  refundType: order.refundType, voidedQuantity: order.voidedQuantity, reason: order.reason)
     }
 
     /// The order as the sweep listed it.
     var order: VoidedOrder {
-        VoidedOrder(orderID: order_id, voidedAt: GoogleTimestamp.date(milliseconds: voided_at_ms), refundType: refund_type,
-                    voidedQuantity: voided_quantity, reason: reason)
+        VoidedOrder(orderID: orderID, voidedAt: GoogleTimestamp.date(milliseconds: voidedAtMilliseconds), refundType: refundType,
+                    voidedQuantity: voidedQuantity, reason: reason)
     }
 }

@@ -16,11 +16,10 @@ import Worker
 /// lineage whose resync from an earlier day is still waiting — a spread longer than a day — is not queued a
 /// second time, and the day's new resyncs queue behind that backlog rather than beside it, either of which
 /// would double the connection's rate against the store and grow the backlog every day.
-public struct DailySyncHandler: JobHandler {
-    public static let kind = "sync.daily"
-    public static let schedule = Schedule(name: "daily-sync", period: .daily, jobKind: kind, priority: -5)
+struct DailySyncHandler: JobHandler {
+    static let schedule = Schedule(name: "daily-sync", period: .daily, job: PeriodArgs<DailySyncJob>.self, priority: -5)
     /// The batch name in every daily resync's unique key.
-    public static let batch = "daily"
+    static let batch = "daily"
 
     /// When the connection's last daily resync never tried yet is due, if that is still ahead: a failing one
     /// waits out its backoff (hours, at most), which must hold back neither the next day's fan-out nor its
@@ -32,10 +31,8 @@ public struct DailySyncHandler: JobHandler {
 
     let settings: ResyncSettings
 
-    public func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        struct Payload: Decodable { let period: String }
-        let period = (try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)).period)
-            ?? Schedule.Period.daily.key(for: Date())
+    func run(_ args: PeriodArgs<DailySyncJob>, job: LeasedJob, context: JobContext) async throws -> JobResult {
+        let period = args.day
         let connections = try await context.pool.run { db in try StoreConnections.list(on: db) }
         var total = 0
         var long: [String] = []

@@ -1,5 +1,6 @@
 import Accounts
 import Foundation
+import IngestJobs
 import Mirror
 import Queue
 import StoreModel
@@ -14,32 +15,18 @@ import Worker
 /// The sweeps are ordinary `apple.sweep` jobs with one key per connection, so while one is pending, further
 /// outage reports (other serve instances, a flapping database) add nothing.
 struct OutageSweepHandler: JobHandler {
-    static let kind = "sync.outage"
-
-    struct Payload: Decodable {
-        let hosts: [String]
-        let from: String
-        let to: String
-    }
-
-    func run(_ job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let payload: Payload
-        do {
-            payload = try JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8))
-        } catch {
-            throw JobFailure.permanent("not an outage payload: \(error)")
-        }
+    func run(_ payload: OutageSweepArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let hosts = payload.hosts.prefix(1_000)
         let trusts = try await context.pool.run { db in try hosts.map { try db.query(HostTrust.loading(host: $0)) } }
         let connections = trusts.compactMap { $0 }.flatMap(\.connections)
         let apple = connections.filter { $0.store == .apple }.map(\.id)
         context.logger.info("sweeping store history after a database outage", [
-            "from": .string(payload.from), "to": .string(payload.to), "apple_connections": .int(apple.count),
+            "from": .string(payload.from.formatted(.iso8601)), "to": .string(payload.to.formatted(.iso8601)),
+            "apple_connections": .int(apple.count),
         ])
         return .done("queued \(apple.count) App Store sweep(s); Pub/Sub redelivers Google's pushes itself", writes: { db in
             for id in apple {
-                _ = try JobQueue.enqueue(NewJob(kind: AppleSweepHandler.kind, payload: #"{"connection_id":\#(id)}"#,
-                                                uniqueKey: "sweep:outage:\(id)"), on: db)
+                _ = try JobQueue.enqueue(AppleJobs.sweepJob(connectionID: id, uniqueKey: "sweep:outage:\(id)"), on: db)
             }
             return nil
         })

@@ -23,7 +23,7 @@ public struct ResyncSettings: Sendable {
 public enum ResyncPlanner {
     public static let priority: Int16 = -10
 
-    public static func jobKind(for store: Store) -> String { "\(store.rawValue).resync" }
+    public static func jobKind(for store: Store) -> JobKind { store.jobs.resync }
 
     /// Resync jobs per second for the connection: its store's published per-endpoint limit (Apple 50/s in
     /// Production and 5/s in Sandbox; Google 3,000 queries/min per bucket) times `share`.
@@ -49,43 +49,27 @@ public enum ResyncPlanner {
     public static func enqueue(connection: StoreConnection, lineage: String? = nil, batch: String, reason: String,
                                start: Date? = nil, settings: ResyncSettings, priority: Int16 = priority,
                                on db: isolated PostgresConnection) throws -> Int {
-        let spacingMicroseconds = Int64((1_000_000 / rate(for: connection, share: settings.rateShare)).rounded())
-        let added = try db.query("""
-            INSERT INTO jobs (kind, payload, priority, run_at, unique_key)
-            SELECT $2::text, jsonb_build_object('connection_id', p.connection_id, 'lineage', p.lineage, 'reason', $3::text),
-                   $4::smallint,
-                   coalesce($5::timestamptz, now())
-                       + (row_number() OVER (ORDER BY p.id) - 1) * ($6::bigint * interval '1 microsecond'),
-                   'resync:' || $7::text || ':' || p.connection_id || ':' || md5(p.lineage)
+        let spacing = Duration.microseconds(Int64((1_000_000 / rate(for: connection, share: settings.rateShare)).rounded()))
+        return try enqueue(connection.store.jobs, connectionID: connection.id, lineage: lineage, batch: batch, reason: reason,
+                           start: start, spacing: spacing, horizon: settings.horizon, priority: priority, on: db)
+    }
+
+    /// The lineages to resync, in the order they are spread, each with its unique key; then one fan-out.
+    private static func enqueue<Kinds: StoreJobs>(_ kinds: Kinds.Type, connectionID: Int64, lineage: String?, batch: String,
+                                                  reason: String, start: Date?, spacing: Duration, horizon: Duration,
+                                                  priority: Int16, on db: isolated PostgresConnection) throws -> Int {
+        let lineages = try db.query("""
+            SELECT p.lineage, 'resync:' || $2::text || ':' || p.connection_id || ':' || md5(p.lineage)
             FROM store_purchases p
             WHERE p.connection_id = $1
-              AND ($8::text IS NULL OR p.lineage = $8)
-              AND NOT EXISTS (SELECT 1 FROM jobs j
-                              WHERE j.unique_key = 'resync:' || $7::text || ':' || p.connection_id || ':' || md5(p.lineage))
-              AND ($8::text IS NOT NULL OR p.store_state NOT IN ('expired', 'revoked') OR p.expires_at IS NULL
-                   OR p.expires_at > now() - $9::bigint * interval '1 second')
-            ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
-            """, [connection.id, jobKind(for: connection.store), reason, Int(priority), start, spacingMicroseconds, batch, lineage,
-                  Int64(settings.horizon.components.seconds)]).affectedRows
-        if added > 0 { _ = try db.query("SELECT pg_notify('storesync_jobs', 'resync')") }
-        return added
+              AND ($3::text IS NULL OR p.lineage = $3)
+              AND ($3::text IS NOT NULL OR p.store_state NOT IN ('expired', 'revoked') OR p.expires_at IS NULL
+                   OR p.expires_at > now() - $4::bigint * interval '1 second')
+            ORDER BY p.id
+            """, [connectionID, batch, lineage, Int64(horizon.components.seconds)]).map { row in
+            (args: ResyncArgs<Kinds>(connectionID: connectionID, lineage: try row.decode(0), reason: reason),
+             uniqueKey: Optional(try row.decode(1, as: String.self)))
+        }
+        return try JobQueue.fanOut(lineages, priority: priority, start: start, spacing: spacing, on: db)
     }
-}
-
-/// A resync job's payload.
-struct ResyncTask: Codable, Sendable {
-    /// A charge Google voided, which the resync must fetch and refund (Google's voided-purchases sweep): the
-    /// listed `VoidedOrder` whole, so the refund keeps its time and Google's reason.
-    struct Voided: Codable, Sendable {
-        let order_id: String
-        let voided_at_ms: Int64
-        let refund_type: Int?
-        let voided_quantity: Int?
-        let reason: String?
-    }
-
-    let connection_id: Int64
-    let lineage: String
-    let reason: String?
-    let voided: [Voided]?
 }

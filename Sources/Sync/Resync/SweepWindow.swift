@@ -18,18 +18,14 @@ struct SweepWindow {
     /// The window was resumed from a saved page token, which the store may since have stopped taking.
     private(set) var isResumed = false
 
-    /// Loads the `{"connection_id": …}` sweep job's connection and watermark and chooses the window.
-    static func load(_ job: LeasedJob, sweep: String, pool: PostgresPool, now: Date, overlap: TimeInterval,
-                     retention: (StoreConnection) -> TimeInterval) async throws -> SweepWindow {
-        struct Payload: Decodable { let connection_id: Int64 }
-        guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(job.payload.utf8)) else {
-            throw JobFailure.permanent("the job payload has no connection_id")
-        }
+    /// Loads the sweep job's connection and watermark and chooses the window.
+    static func load<Kinds>(_ args: SweepArgs<Kinds>, sweep: String, pool: PostgresPool, now: Date, overlap: TimeInterval,
+                            retention: (StoreConnection) -> TimeInterval) async throws -> SweepWindow {
         let (connection, mark) = try await pool.transaction { db in
-            (try StoreConnections.get(id: payload.connection_id, on: db),
-             try Watermark.read(connectionID: payload.connection_id, sweep: sweep, on: db))
+            (try StoreConnections.get(id: args.connectionID, on: db),
+             try Watermark.read(connectionID: args.connectionID, sweep: sweep, on: db))
         }
-        guard let connection else { throw JobFailure.permanent("store connection \(payload.connection_id) no longer exists") }
+        guard let connection else { throw JobFailure.permanent("store connection \(args.connectionID) no longer exists") }
         if let mark, let resumed = mark.cursor.flatMap(WindowCursor.init(text:)) {
             return SweepWindow(connection: connection, start: mark.watermark, end: resumed.end, cursor: resumed.token,
                                isResumed: true)
