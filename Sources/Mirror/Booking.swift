@@ -12,17 +12,11 @@ enum Booking {
         var reversals: [String] = []
     }
 
-    /// - Parameters:
-    ///   - bookRefunds: whether the answer's refunds count (see `StoreSnapshot.refundsReversible`).
-    ///   - reverseMissingRefunds: whether a live refund of a charge the answer shows unrefunded was reversed
-    ///     (only where refunds are reversible, from a fresh answer).
-    static func book(_ charges: [StoreCharge], store: Store, purchaseID: Int64, customerID: String?, bookRefunds: Bool,
-                     reverseMissingRefunds: Bool, asOf: Date, on db: isolated PostgresConnection) throws -> Result {
+    /// Writes `plan`'s bookings; the database tells which charges, refunds and reversals were new.
+    static func book(_ plan: MirrorPlan.Bookings, store: Store, purchaseID: Int64, customerID: String?, asOf: Date,
+                     on db: isolated PostgresConnection) throws -> Result {
         var result = Result()
-        // An answer may list a charge twice (overlapping history pages), and an upsert that meets the same row
-        // twice in one statement fails: each charge goes in once, as first listed.
-        var seen = Set<String>()
-        let charges = charges.filter { seen.insert($0.transactionID).inserted }
+        let charges = plan.charges
         guard !charges.isEmpty else { return result }
         result.charges = try db.query("""
             WITH c AS (
@@ -49,14 +43,9 @@ enum Booking {
                   PostgresArray(charges.map(\.periodEnd)), PostgresArray(charges.map(\.reason))])
             .map { try $0.decode(0) }
 
-        if bookRefunds {
-            result.refunds = try book(refunds: charges.compactMap { charge in
-                charge.refund.map { StoreRefundUpdate.Refund(transactionID: charge.transactionID, refund: $0) }
-            }, store: store, asOf: asOf, on: db)
-        }
+        result.refunds = try book(refunds: plan.refunds, store: store, asOf: asOf, on: db)
 
-        let unrefunded = charges.filter { $0.refund == nil }
-        if reverseMissingRefunds && !unrefunded.isEmpty {
+        if !plan.reversals.isEmpty {
             // The store shows the charge without its refund any more, in a copy signed at or after the refund: it
             // was reversed. Its row stays.
             result.reversals = try db.query("""
@@ -65,8 +54,8 @@ enum Booking {
                 WHERE f.store = $1 AND f.refunded_transaction_id = c.transaction_id AND f.reversed_at IS NULL
                   AND (c.seen_at IS NULL OR c.seen_at >= f.refunded_at)
                 RETURNING f.refunded_transaction_id
-                """, [store.rawValue, PostgresArray(unrefunded.map(\.transactionID)), asOf,
-                      PostgresArray(unrefunded.map(\.seenAt))])
+                """, [store.rawValue, PostgresArray(plan.reversals.map(\.transactionID)), asOf,
+                      PostgresArray(plan.reversals.map(\.seenAt))])
                 .map { try $0.decode(0) }
         }
         return result

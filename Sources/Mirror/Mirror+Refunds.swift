@@ -39,20 +39,42 @@ extension Mirror {
                                                           AND i.store_transaction_id = r.transaction_id)
             """, [connection.id, update.lineage, update.store.rawValue, PostgresArray(update.refunds.map(\.transactionID))]),
             on: db)
-        guard let purchaseID: Int64 = try rows[0].decodeOptional(0),
-              let state = StoreState(rawValue: try rows[0].decode(1, as: String.self)) else {
-            throw MirrorError(.unknownPurchase, "connection \(connection.id) mirrors no purchase lineage \(update.lineage)")
-        }
-        let unbooked: [String] = try rows.compactMap { try $0.decodeOptional(2) }
-        guard unbooked.isEmpty else {
-            throw MirrorError(.chargeNotBooked, "the refunded charge(s) \(unbooked.joined(separator: ", ")) have no invoice on "
-                + "lineage \(update.lineage) of connection \(connection.id), and the store no longer answers for the purchase to "
-                + "book them from")
-        }
-        let booked = try Booking.book(refunds: update.refunds, store: update.store, asOf: update.asOf, on: db)
-        var timeline = Timeline(purchaseID: purchaseID, source: update.source)
+        let state: String? = try rows[0].decodeOptional(1)
+        let plan = try RefundPlan(update, purchaseID: try rows[0].decodeOptional(0),
+                                  state: state.flatMap(StoreState.init(rawValue:)),
+                                  unbookedCharges: try rows.compactMap { try $0.decodeOptional(2) }, connectionID: connection.id)
+        let booked = try Booking.book(refunds: plan.refunds, store: update.store, asOf: update.asOf, on: db)
+        var timeline = Timeline()
         booked.forEach { timeline.add("refund_booked", ["transaction_id": $0]) }
-        try timeline.write(on: db)
-        return RefundOutcome(purchaseID: purchaseID, state: state, refundsBooked: booked.count)
+        try timeline.write(purchaseID: plan.purchaseID, source: update.source, on: db)
+        return RefundOutcome(purchaseID: plan.purchaseID, state: plan.state, refundsBooked: booked.count)
+    }
+}
+
+/// What a refund-only update does, decided from what the lineage's read found: `MirrorPlan`'s counterpart for an
+/// answer that carries refunds alone. It books them only on a purchase the connection mirrors, and only when every
+/// refunded charge has its invoice there — booking part of them would hide the rest.
+struct RefundPlan: Equatable {
+    let purchaseID: Int64
+    /// The store state the mirror holds and keeps.
+    let state: StoreState
+    let refunds: [StoreRefundUpdate.Refund]
+
+    /// - Parameters:
+    ///   - purchaseID: the lineage's purchase on the connection, nil when it has none; `state` is its store state.
+    ///   - unbookedCharges: the refunded charges with no invoice on that purchase.
+    init(_ update: StoreRefundUpdate, purchaseID: Int64?, state: StoreState?, unbookedCharges: [String],
+         connectionID: Int64) throws {
+        guard let purchaseID, let state else {
+            throw MirrorError(.unknownPurchase, "connection \(connectionID) mirrors no purchase lineage \(update.lineage)")
+        }
+        guard unbookedCharges.isEmpty else {
+            throw MirrorError(.chargeNotBooked, "the refunded charge(s) \(unbookedCharges.joined(separator: ", ")) have no "
+                + "invoice on lineage \(update.lineage) of connection \(connectionID), and the store no longer answers for "
+                + "the purchase to book them from")
+        }
+        self.purchaseID = purchaseID
+        self.state = state
+        refunds = update.refunds
     }
 }

@@ -42,10 +42,11 @@ public enum Mirror {
         "storesync.lineage:\(connectionID):\(lineage)"
     }
 
-    /// Applies `snapshot` for `connection`. The caller has checked the environment (a mismatch is skipped
-    /// before anything is fetched); it is checked again here because mixing environments would book test
-    /// purchases as revenue. Throws `MirrorError` when the product is not mapped.
-    public static func apply(_ snapshot: StoreSnapshot, connection: StoreConnection, historyRevision: String? = nil,
+    /// Applies `snapshot` for `connection`: reads what the database knows of the lineage under its lock (one
+    /// statement), decides everything from that in a `MirrorPlan`, then writes the plan. The caller has checked the
+    /// environment (a mismatch is skipped before anything is fetched); it is checked again here because mixing
+    /// environments would book test purchases as revenue. Throws `MirrorError` when the product is not mapped.
+    public static func apply(_ snapshot: StoreSnapshot, connection: StoreConnection,
                              on db: isolated PostgresConnection) throws -> Outcome {
         guard snapshot.store == connection.store else {
             throw MirrorError(.storeMismatch, "a \(snapshot.store) snapshot cannot apply to \(connection.store) connection \(connection.id)")
@@ -56,71 +57,42 @@ public enum Mirror {
         }
         let known = try KnownState(snapshot: snapshot, row: LineageLock.acquire(
             lockKey(connectionID: connection.id, lineage: snapshot.lineage),
-            thenRead: KnownState.statement(snapshot: snapshot, connection: connection), on: db)[0])
-        guard let planPriceID = known.planPriceID else {
-            let basePlan = snapshot.basePlanID.map { " base plan \($0)" } ?? ""
-            throw MirrorError(.productNotMapped, "product \(snapshot.productID)\(basePlan) is not mapped on connection \(connection.id)")
-        }
-        let decision = Linking.decide(existingCustomerID: known.customerID, token: known.token,
-                                      requireIssuedTokens: connection.requireIssuedTokens)
-        let customerID: String?
-        switch decision {
-        case .keep(let id), .link(let id): customerID = id
-        case .unlinked: customerID = nil
-        }
-        let linkedNow = if case .link = decision { true } else { false }
-        // A token another token replaced (an upgrade) no longer speaks for the lineage: whatever its own state,
-        // only its charges count. A token that replaces the one the mirror holds speaks for it, however old its
-        // snapshot: the predecessor may have been fetched later but says nothing newer.
-        let fresh = !known.tokenReplaced && (known.succeedsCurrentToken || known.asOf.map { snapshot.asOf >= $0 } ?? true)
+            thenRead: KnownState.statement(snapshot: snapshot, connectionID: connection.id, accountID: connection.accountID),
+            on: db)[0])
+        let plan = try MirrorPlan(snapshot, known: known, connectionID: connection.id,
+                                  requireIssuedTokens: connection.requireIssuedTokens)
+        return try execute(plan, of: snapshot, connectionID: connection.id, accountID: connection.accountID, on: db)
+    }
 
-        let purchaseID = try Records.upsertPurchase(snapshot, connection: connection, existingID: known.purchaseID,
-                                                    customerID: customerID, fresh: fresh, historyRevision: historyRevision,
-                                                    on: db)
-        if let customerID {
-            let mirrored = fresh
-                ? Records.MirroredState(snapshot, planPriceID: planPriceID)
-                : try Records.MirroredState(storedFor: purchaseID, store: snapshot.store, on: db)
-                    ?? Records.MirroredState(snapshot, planPriceID: planPriceID)
-            try Records.upsertSubscription(mirrored, accountID: connection.accountID, customerID: customerID,
-                                           purchaseID: purchaseID, overwrite: fresh, on: db)
+    /// Writes `plan`. Only what the database finds at write time — which charges, refunds and replaced tokens
+    /// were new — is learnt here, for the timeline and the outcome.
+    private static func execute(_ plan: MirrorPlan, of snapshot: StoreSnapshot, connectionID: Int64, accountID: Int64,
+                                on db: isolated PostgresConnection) throws -> Outcome {
+        let purchaseID = try Records.upsertPurchase(snapshot, plan.purchase, connectionID: connectionID,
+                                                    customerID: plan.customerID, on: db)
+        if let customerID = plan.customerID, let subscription = plan.subscription {
+            let mirrored = switch subscription {
+            case .overwrite(let mirrored): mirrored
+            case .createMissing(let fallback):
+                try Records.MirroredState(storedFor: purchaseID, store: snapshot.store, on: db) ?? fallback
+            }
+            try Records.upsertSubscription(mirrored, accountID: accountID, customerID: customerID,
+                                           purchaseID: purchaseID, overwrite: plan.fresh, on: db)
         }
-        if linkedNow {
-            try Records.claimInvoices(purchaseID: purchaseID, customerID: customerID, on: db)
+        if plan.linkedNow {
+            try Records.claimInvoices(purchaseID: purchaseID, customerID: plan.customerID, on: db)
         }
-        let bookRefunds = fresh || !snapshot.refundsReversible
-        let booking = snapshot.ownership == .familyShared
-            ? Booking.Result()
-            : try Booking.book(snapshot.charges, store: snapshot.store, purchaseID: purchaseID, customerID: customerID,
-                               bookRefunds: bookRefunds,
-                               reverseMissingRefunds: fresh && snapshot.refundsReversible && known.refundsToReverse,
-                               asOf: snapshot.asOf, on: db)
+        let booked = try Booking.book(plan.bookings, store: snapshot.store, purchaseID: purchaseID,
+                                      customerID: plan.customerID, asOf: snapshot.asOf, on: db)
+        let replaced = try PurchaseTokens.record(plan.tokens, purchaseID: purchaseID, connectionID: connectionID, on: db)
 
-        let replaced = try PurchaseTokens.record(snapshot, purchaseID: purchaseID, connectionID: connection.id, on: db)
-
-        var timeline = Timeline(purchaseID: purchaseID, source: snapshot.source)
-        if fresh {
-            timeline.add(known.state == snapshot.state ? "refreshed" : "state_changed", [
-                "state": snapshot.state.rawValue, "previous_state": known.state?.rawValue, "product": snapshot.productID,
-                "expires_at": snapshot.expiresAt.map(Timeline.timestamp), "auto_renew": snapshot.autoRenew ? "true" : "false",
-            ])
-        } else {
-            timeline.add("stale_snapshot_ignored", ["as_of": Timeline.timestamp(snapshot.asOf), "state": snapshot.state.rawValue])
-        }
-        if linkedNow { timeline.add("linked", ["customer_id": customerID]) }
-        if customerID == nil && known.purchaseID == nil {
-            timeline.add("pending_claim", ["account_token": snapshot.accountToken == nil ? "none" : "unknown"])
-        }
+        var timeline = plan.timeline
         replaced.forEach { timeline.add("token_replaced", ["purchase_token": $0]) }
-        booking.charges.forEach { timeline.add("charge_booked", ["transaction_id": $0]) }
-        booking.refunds.forEach { timeline.add("refund_booked", ["transaction_id": $0]) }
-        booking.reversals.forEach { timeline.add("refund_reversed", ["transaction_id": $0]) }
-        try timeline.write(on: db)
-
-        return Outcome(purchaseID: purchaseID, applied: fresh, customerID: customerID, linkedNow: linkedNow,
-                       previousState: known.state, state: fresh ? snapshot.state : (known.state ?? snapshot.state),
-                       chargesBooked: booking.charges.count, refundsBooked: booking.refunds.count,
-                       refundsReversed: booking.reversals.count, staleRefunds: bookRefunds || snapshot.ownership == .familyShared ? 0 : known.refundsNotHeld)
+        booked.charges.forEach { timeline.add("charge_booked", ["transaction_id": $0]) }
+        booked.refunds.forEach { timeline.add("refund_booked", ["transaction_id": $0]) }
+        booked.reversals.forEach { timeline.add("refund_reversed", ["transaction_id": $0]) }
+        try timeline.write(purchaseID: purchaseID, source: snapshot.source, on: db)
+        return plan.outcome(purchaseID: purchaseID, booked: booked)
     }
 }
 
@@ -144,7 +116,7 @@ struct KnownState {
     /// are reversible: what a stale answer showing them leaves for a fresh read to decide.
     let refundsNotHeld: Int
 
-    static func statement(snapshot: StoreSnapshot, connection: StoreConnection) -> PostgresStatement {
+    static func statement(snapshot: StoreSnapshot, connectionID: Int64, accountID: Int64) -> PostgresStatement {
         // Tokens and customer ids are UUIDs; anything else cannot match either and is not sent to a uuid cast.
         let tokenUUID = snapshot.accountToken.flatMap { UUID(uuidString: $0)?.uuidString.lowercased() }
         // Only a store whose refunds can be reversed needs either refund question answered.
@@ -171,13 +143,16 @@ struct KnownState {
                                         AND f.reversed_at IS NULL AND f.amount_minor >= r.amount))
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
-            """, [connection.id, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
-                  connection.accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
+            """, [connectionID, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
+                  accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
                   snapshot.store.rawValue, PostgresArray(unrefunded.map(\.transactionID)),
                   PostgresArray(refunded.map(\.transactionID)), PostgresArray(refunded.compactMap { $0.refund?.amount.minorUnits }),
                   PostgresArray(unrefunded.map(\.seenAt))])
     }
+}
 
+extension KnownState {
+    /// The answer of `statement`.
     init(snapshot: StoreSnapshot, row: PostgresRow) throws {
         let token: Linking.TokenMatch
         if snapshot.accountToken == nil {

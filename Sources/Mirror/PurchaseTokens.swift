@@ -22,13 +22,24 @@ public enum PurchaseTokens {
             """, [connectionID, lineage]).map { try $0.decode(0) }
     }
 
-    /// Records the snapshot's token and the ones it replaced as the purchase's; returns the tokens newly
-    /// marked replaced, for the timeline.
-    static func record(_ snapshot: StoreSnapshot, purchaseID: Int64, connectionID: Int64,
-                       on db: isolated PostgresConnection) throws -> [String] {
+    /// One token of a snapshot's chain and the token that replaced it (nil for the current one).
+    struct Link: Equatable {
+        let token: String
+        let replacedBy: String?
+    }
+
+    /// The snapshot's token and the ones it replaced, oldest first, each with its successor: what `record`
+    /// writes. Empty without a purchase token (Apple).
+    static func chain(of snapshot: StoreSnapshot) -> [Link] {
         guard let current = snapshot.purchaseToken else { return [] }
-        let chain = snapshot.replacedTokens + [current]
-        let successors = snapshot.replacedTokens.indices.map { chain[$0 + 1] } + [nil]
+        let tokens = snapshot.replacedTokens + [current]
+        return tokens.indices.map { Link(token: tokens[$0], replacedBy: $0 + 1 < tokens.count ? tokens[$0 + 1] : nil) }
+    }
+
+    /// Records `chain` as the purchase's tokens; returns the tokens newly marked replaced, for the timeline.
+    static func record(_ chain: [Link], purchaseID: Int64, connectionID: Int64,
+                       on db: isolated PostgresConnection) throws -> [String] {
+        guard !chain.isEmpty else { return [] }
         return try db.query("""
             WITH c AS (SELECT * FROM unnest($3::text[], $4::text[]) AS c(token, replaced_by)),
             inserted AS (
@@ -39,6 +50,7 @@ public enum PurchaseTokens {
                 RETURNING purchase_token, replaced_by
             )
             SELECT purchase_token FROM inserted WHERE replaced_by IS NOT NULL
-            """, [connectionID, purchaseID, PostgresArray(chain), PostgresArray(successors)]).map { try $0.decode(0) }
+            """, [connectionID, purchaseID, PostgresArray(chain.map(\.token)), PostgresArray(chain.map(\.replacedBy))])
+            .map { try $0.decode(0) }
     }
 }

@@ -5,12 +5,13 @@ import StoreModel
 
 /// The purchase and customer-subscription rows a snapshot updates.
 enum Records {
-    /// Inserts or updates the lineage's purchase row and returns its id. A stale snapshot changes nothing but
-    /// a first link; a link, once made, is never changed.
-    static func upsertPurchase(_ snapshot: StoreSnapshot, connection: StoreConnection, existingID: Int64?,
-                               customerID: String?, fresh: Bool, historyRevision: String?,
-                               on db: isolated PostgresConnection) throws -> Int64 {
-        guard let existingID else {
+    /// Writes the lineage's purchase row as planned and returns its id. A stale snapshot changes nothing but
+    /// a first link; a link, once made, is never changed. The snapshot's cursor is kept with the row so the
+    /// store's next read resumes from it; a snapshot without one keeps the stored cursor.
+    static func upsertPurchase(_ snapshot: StoreSnapshot, _ write: MirrorPlan.PurchaseWrite, connectionID: Int64,
+                               customerID: String?, on db: isolated PostgresConnection) throws -> Int64 {
+        switch write {
+        case .insert:
             return try db.query("""
                 INSERT INTO store_purchases (connection_id, lineage, environment, customer_id, linked_at, account_token,
                     ownership, store_product_id, base_plan_id, store_state, expires_at, snapshot, as_of, history_revision,
@@ -18,14 +19,13 @@ enum Records {
                 VALUES ($1, $2, $3, $4::uuid, CASE WHEN $4 IS NULL THEN NULL ELSE now() END, $5, $6, $7, $8, $9, $10,
                         $11::jsonb, $12, $13, $14, $15, $16, $17, $18)
                 RETURNING id
-                """, [connection.id, snapshot.lineage, snapshot.environment.rawValue, customerID, snapshot.accountToken,
+                """, [connectionID, snapshot.lineage, snapshot.environment.rawValue, customerID, snapshot.accountToken,
                       snapshot.ownership.rawValue, snapshot.productID, snapshot.basePlanID, snapshot.state.rawValue,
-                      snapshot.expiresAt, snapshot.raw, snapshot.asOf, historyRevision, snapshot.needsAcknowledgement,
+                      snapshot.expiresAt, snapshot.raw, snapshot.asOf, snapshot.cursor, snapshot.needsAcknowledgement,
                       snapshot.periodStart, snapshot.graceEndsAt, snapshot.autoRenew, snapshot.inFreeTrial])[0]
                 .decode(0)
-        }
         // Nothing below needs an answer from these updates: they travel with the next statement.
-        if fresh {
+        case .overwrite(let purchaseID):
             try db.queryLater("""
                 UPDATE store_purchases SET customer_id = COALESCE(customer_id, $2::uuid),
                     linked_at = COALESCE(linked_at, CASE WHEN $2 IS NULL THEN NULL ELSE now() END),
@@ -34,21 +34,24 @@ enum Records {
                     history_revision = COALESCE($11, history_revision), needs_acknowledgement = $12,
                     period_start = $13, grace_ends_at = $14, auto_renew = $15, in_free_trial = $16, updated_at = now()
                 WHERE id = $1
-                """, [existingID, customerID, snapshot.accountToken, snapshot.ownership.rawValue, snapshot.productID,
+                """, [purchaseID, customerID, snapshot.accountToken, snapshot.ownership.rawValue, snapshot.productID,
                       snapshot.basePlanID, snapshot.state.rawValue, snapshot.expiresAt, snapshot.raw, snapshot.asOf,
-                      historyRevision, snapshot.needsAcknowledgement, snapshot.periodStart, snapshot.graceEndsAt,
+                      snapshot.cursor, snapshot.needsAcknowledgement, snapshot.periodStart, snapshot.graceEndsAt,
                       snapshot.autoRenew, snapshot.inFreeTrial])
-        } else if customerID != nil {
+            return purchaseID
+        case .link(let purchaseID):
             try db.queryLater("""
                 UPDATE store_purchases SET customer_id = $2::uuid, linked_at = now(), updated_at = now()
                 WHERE id = $1 AND customer_id IS NULL
-                """, [existingID, customerID])
+                """, [purchaseID, customerID])
+            return purchaseID
+        case .keep(let purchaseID):
+            return purchaseID
         }
-        return existingID
     }
 
     /// The store's view of a purchase that its customer subscription mirrors.
-    struct MirroredState {
+    struct MirroredState: Equatable {
         let store: Store
         let planPriceID: Int64
         let state: StoreState

@@ -18,20 +18,8 @@ public actor PostgresConnection {
     private let executor: ThreadExecutor
     private var handle: OpaquePointer?
     private var statements = StatementCache()
-    /// Names of forgotten statements still prepared on the server, deallocated outside any transaction.
-    private var unusedStatements: [String] = []
-    private var transactionDepth = 0
-    /// Statements deferred by `queryLater`, not yet sent.
-    private var pending: [Pending] = []
-    /// Transactions and savepoints whose opening statement ran, by token: only those may be rolled back to.
-    private var opened: Set<Int> = []
-    private var lastOpening = 0
-
-    /// A deferred statement; `opening` tags the `BEGIN` or `SAVEPOINT` of a transaction scope.
-    private struct Pending {
-        let statement: PostgresStatement
-        var opening: Int?
-    }
+    /// Transaction scopes, deferred statements and statements to deallocate.
+    private var bookkeeping = TransactionStateMachine()
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -134,9 +122,9 @@ public actor PostgresConnection {
     /// `queryLater` go in the same round trip, ahead of this one.
     @discardableResult
     public func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws -> PostgresRows {
-        guard pending.isEmpty else { return try pipeline([PostgresStatement(sql, parameters)])[0] }
+        guard !bookkeeping.hasPending else { return try pipeline([PostgresStatement(sql, parameters)])[0] }
         let conn = try liveHandle()
-        if transactionDepth == 0 { deallocateUnused(conn) }
+        deallocateUnused(conn)
         let preparedBefore = statements.name(for: sql) != nil
         guard !parameters.isEmpty, let name = try preparedName(sql, parameterCount: parameters.count) else {
             let result = withParameters(parameters) { values, lengths, formats in
@@ -169,17 +157,13 @@ public actor PostgresConnection {
     /// round trip. Its failure is thrown there, so it still fails the transaction (or savepoint) it is in.
     /// Outside a transaction it runs at once.
     public func queryLater(_ sql: String, _ parameters: [any PostgresEncodable] = []) throws {
-        guard transactionDepth > 0 else {
-            try query(sql, parameters)
-            return
-        }
-        pending.append(Pending(statement: PostgresStatement(sql, parameters)))
+        if !bookkeeping.later(PostgresStatement(sql, parameters)) { try query(sql, parameters) }
     }
 
     /// Sends what is pending, then `statements`, in one pipeline; returns the rows of `statements` only.
     private func pipeline(_ statements: [PostgresStatement]) throws -> [PostgresRows] {
         let conn = try liveHandle()
-        if transactionDepth == 0 { deallocateUnused(conn) }
+        deallocateUnused(conn)
         guard PQenterPipelineMode(conn) == 1 else {
             throw PostgresError(.connectionLost, message: "cannot start a pipeline: \(Self.errorMessage(conn))")
         }
@@ -187,8 +171,7 @@ public actor PostgresConnection {
             // Still in pipeline mode means results were left unread: the connection is out of step for good.
             if PQexitPipelineMode(conn) != 1 { close() }
         }
-        let all = pending + statements.map { Pending(statement: $0) }
-        pending.removeAll()
+        let all = bookkeeping.batch(statements)
         // A statement new to this connection is prepared inside the pipeline too, right before it runs, so a
         // failure to prepare fails where that statement would have, after the statements ahead of it.
         let plans: [(name: String?, prepare: Bool)] = all.map { item in
@@ -244,7 +227,7 @@ public actor PostgresConnection {
             switch try next() {
             case .success(let result):
                 rows.append(result)
-                if let opening = item.opening { opened.insert(opening) }
+                bookkeeping.ran(item)
             case .failure(let error):
                 // Only a statement prepared before this pipeline can have gone stale.
                 let stale = plan.prepare ? nil : plan.name.map { self.stale(error, sql: sql, name: $0) }
@@ -268,7 +251,7 @@ public actor PostgresConnection {
     private func stale(_ error: PostgresError, sql: String, name: String) -> PostgresError {
         guard Self.isStale(error) else { return error }
         statements.forget(sql)
-        unusedStatements.append(name)
+        bookkeeping.retire(name)
         return PostgresError(.staleStatement, sqlState: error.sqlState, message: error.message)
     }
 
@@ -280,11 +263,11 @@ public actor PostgresConnection {
         return state == "0A000" || (state.hasPrefix("42") && state != "42501")
     }
 
+    /// Deallocates retired statements, when outside any transaction.
     private func deallocateUnused(_ conn: OpaquePointer) {
         // Names are this connection's own (`storesync_N`), so they need no quoting; a failure only leaves a
         // statement allocated until the connection closes.
-        for name in unusedStatements { PQclear(PQexec(conn, "DEALLOCATE \(name)")) }
-        unusedStatements.removeAll()
+        for name in bookkeeping.statementsToDeallocate() { PQclear(PQexec(conn, "DEALLOCATE \(name)")) }
     }
 
     /// The server-side name of `sql`, preparing it first if needed; nil once the cache is full, so a caller
@@ -304,7 +287,7 @@ public actor PostgresConnection {
     /// Runs a script of several statements without parameters (migrations); libpq wraps it in one
     /// implicit transaction unless the script manages its own.
     public func executeScript(_ sql: String) throws {
-        if !pending.isEmpty { _ = try pipeline([]) }
+        if bookkeeping.hasPending { _ = try pipeline([]) }
         let conn = try liveHandle()
         _ = try consume(PQexec(conn, sql))
     }
@@ -320,40 +303,20 @@ public actor PostgresConnection {
     /// travels with the body's first statement, and statements deferred with `queryLater` with the closing
     /// one, so an empty-bodied savepoint costs no round trip of its own.
     public func transaction<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
-        let depth = transactionDepth
-        let savepoint = depth == 0 ? nil : "sp\(depth)"
-        if depth == 0, let handle { deallocateUnused(handle) }
-        lastOpening += 1
-        let token = lastOpening
-        pending.append(Pending(statement: PostgresStatement(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN"), opening: token))
-        transactionDepth = depth + 1
+        if let handle { deallocateUnused(handle) }
+        let scope = bookkeeping.begin()
         do {
             let value = try body(self)
-            let ended = try query(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
-            opened.remove(token)
-            transactionDepth = depth
+            let ended = try query(bookkeeping.closing(scope))
+            bookkeeping.closed(scope)
             // A transaction aborted by an error the body swallowed answers COMMIT with ROLLBACK, not an error.
             guard ended.commandTag != "ROLLBACK" else {
                 throw PostgresError(.other, message: "transaction rolled back: a statement in it failed")
             }
             return value
         } catch {
-            if transactionDepth != depth {
-                transactionDepth = depth
-                if let unsent = pending.firstIndex(where: { $0.opening == token }) {
-                    // Nothing of this scope reached the server: forget it, keeping what came before.
-                    pending.removeSubrange(unsent...)
-                } else if opened.remove(token) != nil {
-                    pending.removeAll()
-                    if !isBroken {
-                        // Released after the rollback, so a later sibling's name can never resolve to this one.
-                        _ = try? query(savepoint.map {
-                            [PostgresStatement("ROLLBACK TO SAVEPOINT \($0)"), PostgresStatement("RELEASE SAVEPOINT \($0)")]
-                        } ?? [PostgresStatement("ROLLBACK")])
-                    }
-                }
-                // Otherwise the opening was sent but never ran: what failed came before it, and the enclosing
-                // scope, which that failure belongs to, rolls back.
+            if case .send(let rollback) = bookkeeping.failed(scope), !isBroken {
+                _ = try? query(rollback.map { PostgresStatement($0) })
             }
             throw error
         }

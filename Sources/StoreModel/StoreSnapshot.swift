@@ -109,6 +109,11 @@ public struct StoreSnapshot: Sendable {
     public let refundsReversible: Bool
     /// When the store's answer was true; an older snapshot never overwrites a newer one.
     public let asOf: Date
+    /// Where the store's next read of the lineage resumes, opaque to the mirror (Apple's transaction-history
+    /// revision, so the next fetch is incremental): it belongs to the answer, so it travels with it rather than
+    /// beside it. Stored with the purchase by the lineage's first apply and by fresh ones, never a stale one's,
+    /// which may point behind what a newer answer read; `nil` keeps the stored cursor.
+    public var cursor: String?
     public let source: SnapshotSource
     /// The store's answer as JSON, kept on the purchase for on-call.
     public let raw: String

@@ -115,7 +115,7 @@ import Worker
             func apply(_ snapshot: StoreSnapshot) async throws -> Mirror.Outcome {
                 try await pipeline.database.pool.transaction { db in
                     let outcome = try Mirror.apply(snapshot, connection: pipeline.connection, on: db)
-                    try AppleFollowUp.follow(AppleRefetch.Result(snapshot: snapshot, revision: nil, hasMore: false),
+                    try AppleFollowUp.follow(AppleRefetch.Result(snapshot: snapshot, hasMore: false),
                                              outcome: outcome, connection: pipeline.connection,
                                              logger: Logger(component: "test"), on: db)
                     return outcome

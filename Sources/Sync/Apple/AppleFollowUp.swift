@@ -28,7 +28,7 @@ enum AppleFollowUp {
     static func follow(_ fetched: AppleRefetch.Result, outcome: Mirror.Outcome, connection: StoreConnection,
                        logger: Logger, on db: isolated PostgresConnection) throws {
         let lineage = fetched.snapshot.lineage
-        if fetched.hasMore, outcome.applied, let revision = fetched.revision {
+        if fetched.hasMore, outcome.applied, let revision = fetched.snapshot.cursor {
             let added = try enqueueHistory(connection: connection, lineage: lineage, from: revision, on: db)
             logger.info(added ? "history continues in a follow-up resync" : "history continues in the pending follow-up resync",
                         ["connection": .int(Int(connection.id)), "lineage": .string(lineage)])

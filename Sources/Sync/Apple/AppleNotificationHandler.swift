@@ -88,8 +88,7 @@ struct AppleNotificationHandler: JobHandler {
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage)
         return receipt.complete("mirrored", serialKey: serialKey) { db in
             try StoreFailures.mirroring {
-                let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
-                                               on: db)
+                let outcome = try Mirror.apply(fetched.snapshot, connection: connection, on: db)
                 context.logger.info("mirrored", ["uuid": .string(uuid), "type": .string(event), "lineage": .string(lineage),
                                                  "result": .string(outcome.summary)])
                 try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)

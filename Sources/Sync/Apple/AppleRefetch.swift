@@ -11,9 +11,8 @@ import StoreModel
 /// its transaction history since the last revision read — and translates it into a snapshot.
 struct AppleRefetch {
     struct Result: Sendable {
+        /// Its `cursor` is the history revision to store with the purchase, so the next fetch is incremental.
         let snapshot: StoreSnapshot
-        /// The history revision to store with the purchase, so the next fetch is incremental.
-        let revision: String?
         /// The history read stopped at the client's page cap with transactions still to come: the job hands
         /// the rest to a follow-up resync (`AppleFollowUp`).
         let hasMore: Bool
@@ -43,10 +42,11 @@ struct AppleRefetch {
             async let pendingHistory = self.history(connectionID: connection.id, lineage: lineage,
                                                     transactionID: transactionID, revision: revision)
             let (statuses, history) = try await (pendingStatuses, pendingHistory)
-            let snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
+            var snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
                                                                 history: history.transactions, source: source,
                                                                 fetchedAt: fetchedAt)
-            return Result(snapshot: snapshot, revision: history.revision, hasMore: history.hasMore)
+            snapshot.cursor = history.revision
+            return Result(snapshot: snapshot, hasMore: history.hasMore)
         } catch let error as AppStoreAPIError {
             throw StoreFailures.api(error, previous: previousError, vouched: vouched)
         } catch let error as AppleSnapshotError {

@@ -26,8 +26,7 @@ struct AppleResyncHandler: JobHandler {
         let metrics = metrics
         return .done("resynced", writes: { db in
             try StoreFailures.mirroring {
-                let outcome = try Mirror.apply(fetched.snapshot, connection: connection, historyRevision: fetched.revision,
-                                               on: db)
+                let outcome = try Mirror.apply(fetched.snapshot, connection: connection, on: db)
                 if !followUp { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
                 try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)
             }
