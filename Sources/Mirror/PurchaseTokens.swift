@@ -54,3 +54,41 @@ public enum PurchaseTokens {
             .map { try $0.decode(0) }
     }
 }
+
+extension PurchaseTokens {
+    /// The lineage's current token (nil when none is recorded) and the purchase's store state, if the connection
+    /// mirrors the lineage.
+    public static func current(connectionID: Int64, lineage: String,
+                               on db: isolated PostgresConnection) throws -> (token: String?, state: String)? {
+        try db.query("""
+            SELECT t.purchase_token, p.store_state FROM store_purchases p
+            LEFT JOIN purchase_tokens t ON t.purchase_id = p.id AND t.replaced_by IS NULL
+            WHERE p.connection_id = $1 AND p.lineage = $2 LIMIT 1
+            """, [connectionID, lineage]).first.map { (token: try $0.decodeOptional(0), state: try $0.decode(1)) }
+    }
+
+    /// Whether Google was told of `token`'s acknowledgement already.
+    public static func isAcknowledged(_ token: String, connectionID: Int64, on db: isolated PostgresConnection) throws -> Bool {
+        try db.query("""
+            SELECT acknowledged_at IS NOT NULL FROM purchase_tokens WHERE connection_id = $1 AND purchase_token = $2
+            """, [connectionID, token]).first?.decode(0, as: Bool.self) ?? false
+    }
+
+    /// Marks `token` acknowledged. The purchase stops needing an acknowledgement only once its current token
+    /// has one: a late acknowledgement of a replaced token leaves the flag of its successor alone.
+    public static func recordAcknowledgement(of token: String, connectionID: Int64, purchaseID: Int64,
+                                             on db: isolated PostgresConnection) throws {
+        _ = try db.query("""
+            WITH token AS (
+                UPDATE purchase_tokens SET acknowledged_at = now()
+                WHERE connection_id = $1 AND purchase_token = $2 AND purchase_id = $3
+                RETURNING purchase_token
+            )
+            UPDATE store_purchases p SET acknowledged_at = now(),
+                needs_acknowledgement = needs_acknowledgement AND EXISTS (
+                    SELECT 1 FROM purchase_tokens t WHERE t.purchase_id = p.id AND t.replaced_by IS NULL
+                    AND t.acknowledged_at IS NULL AND t.purchase_token NOT IN (SELECT purchase_token FROM token))
+            WHERE p.id = $3
+            """, [connectionID, token, purchaseID])
+    }
+}

@@ -3,6 +3,7 @@ import CLI
 import Crypto
 import Foundation
 import HTTP
+import Ingest
 import Postgres
 import Simulator
 
@@ -118,9 +119,9 @@ enum DemoScenarios {
                 """, [uuids])[0].decode(0)
             if handled == played.notificationUUIDs.count { return }
             let dead: [String] = try await pool.query("""
-                SELECT reason FROM dead_letters WHERE kind = 'apple.notification' AND (payload->>'account_id')::bigint = $1
+                SELECT reason FROM dead_letters WHERE kind = $2 AND (payload->>'account_id')::bigint = $1
                 ORDER BY dead_at LIMIT 3
-                """, [accountID]).map { try $0.decode(0) }
+                """, [accountID, WebhookSource.apple.jobKind]).map { try $0.decode(0) }
             if !dead.isEmpty {
                 throw DemoError(.notMirrored, "the worker dead-lettered demo notifications: \(dead.joined(separator: "; ")) "
                     + "(storesync dead-letters list)")
@@ -128,8 +129,8 @@ enum DemoScenarios {
             guard ContinuousClock.now < deadline else {
                 let errors: String = try await pool.query("""
                     SELECT coalesce(string_agg(DISTINCT last_error, '; '), 'none') FROM jobs
-                    WHERE kind = 'apple.notification' AND (payload->>'account_id')::bigint = $1
-                    """, [accountID])[0].decode(0)
+                    WHERE kind = $2 AND (payload->>'account_id')::bigint = $1
+                    """, [accountID, WebhookSource.apple.jobKind])[0].decode(0)
                 throw DemoError(.notMirrored, "the worker mirrored \(handled) of \(played.notificationUUIDs.count) demo "
                     + "notifications within \(timeout); is `storesync work` running? (job errors: \(errors))")
             }

@@ -20,14 +20,8 @@ struct AppleNotificationReads: Sendable {
             try db.query(
                 StoreConnections.finding(accountID: accountID, store: .apple, appIdentifier: claims.bundleID),
                 Receipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: claims.notificationUUID ?? ""),
-                PostgresQuery("""
-                    SELECT p.connection_id, p.history_revision FROM store_purchases p
-                    JOIN store_connections c ON c.id = p.connection_id
-                    WHERE c.account_id = $1 AND c.store = 'apple' AND c.app_identifier = $2 AND p.lineage = $3
-                    """, [accountID, claims.bundleID, claims.lineage ?? ""]) { rows in
-                    try Dictionary(rows.map { (try $0.decode(0, as: Int64.self), try $0.decodeOptional(1, as: String.self)) },
-                                   uniquingKeysWith: { first, _ in first })
-                })
+                Purchases.storedCursors(accountID: accountID, store: .apple, appIdentifier: claims.bundleID,
+                                        lineage: claims.lineage ?? ""))
         }
         return Self(connections: connections, claims: claims, seen: receipt != nil, revisions: revisions)
     }
@@ -41,6 +35,6 @@ struct AppleNotificationReads: Sendable {
     /// The history revision stored for `lineage` on `connectionID`, if any.
     func revision(connectionID: Int64, lineage: String, pool: PostgresPool) async throws -> String? {
         if lineage == claims.lineage { return revisions[connectionID] ?? nil }
-        return try await pool.query(AppleRefetch.storedRevision(connectionID: connectionID, lineage: lineage))
+        return try await pool.query(Purchases.storedCursor(connectionID: connectionID, lineage: lineage))
     }
 }

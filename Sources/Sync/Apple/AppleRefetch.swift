@@ -21,15 +21,9 @@ struct AppleRefetch {
     let client: AppStoreAPIClient
     let logger: Logger
 
-    /// The history revision stored with a lineage's purchase, nil before its first fetch.
-    static func storedRevision(connectionID: Int64, lineage: String) -> PostgresQuery<String?> {
-        PostgresQuery("SELECT history_revision FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
-                      [connectionID, lineage]) { try $0.first?.decodeOptional(0, as: String.self) }
-    }
-
     /// - Parameter vouched: the transaction came signed from Apple itself (a notification), so "transaction
     ///   not found" is Apple's eventual consistency and worth a few retries, not a permanent failure.
-    /// - Parameter revision: the lineage's stored history revision (`storedRevision`); the history is read
+    /// - Parameter revision: the lineage's stored history revision (`Purchases.storedCursor`); the history is read
     ///   from there on.
     /// - Parameter previousError: the job's last error (`LeasedJob.lastError`), for `StoreFailures`.
     func snapshot(connection: StoreConnection, lineage: String, transactionID: String, revision: String?,

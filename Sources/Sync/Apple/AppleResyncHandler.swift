@@ -17,7 +17,7 @@ struct AppleResyncHandler: JobHandler {
         let tools = try await registry.tools(for: connection, pool: context.pool)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")
         // Any transaction id of the customer works for both endpoints; the original one always exists.
-        let revision = try await context.pool.query(AppleRefetch.storedRevision(connectionID: connection.id,
+        let revision = try await context.pool.query(Purchases.storedCursor(connectionID: connection.id,
                                                                                  lineage: task.lineage))
         let fetched = try await AppleRefetch(client: tools.client, logger: context.logger)
             .snapshot(connection: connection, lineage: task.lineage, transactionID: task.lineage, revision: revision,

@@ -20,16 +20,10 @@ enum GoogleAcknowledgement {
     static func scheduleIfNeeded(_ snapshot: StoreSnapshot, outcome: Mirror.Outcome, connection: StoreConnection,
                                  on db: isolated PostgresConnection) throws {
         guard snapshot.needsAcknowledgement, outcome.customerID != nil, let token = snapshot.purchaseToken else { return }
-        let acknowledged = try db.query("""
-            SELECT acknowledged_at IS NOT NULL FROM purchase_tokens WHERE connection_id = $1 AND purchase_token = $2
-            """, [connection.id, token]).first?.decode(0, as: Bool.self) ?? false
-        guard !acknowledged else {
+        guard try !PurchaseTokens.isAcknowledged(token, connectionID: connection.id, on: db) else {
             // An answer fetched before that acknowledgement committed still says pending; applied fresh, it set
             // the purchase's flag again for a token that is done.
-            if outcome.applied {
-                _ = try db.query("UPDATE store_purchases SET needs_acknowledgement = false WHERE id = $1 AND needs_acknowledgement",
-                                 [outcome.purchaseID])
-            }
+            if outcome.applied { try Purchases.clearNeedsAcknowledgement(purchaseID: outcome.purchaseID, on: db) }
             return
         }
         let task = GoogleAcknowledgementArgs(connectionID: connection.id, purchaseID: outcome.purchaseID,
@@ -48,8 +42,7 @@ struct GoogleAcknowledgeHandler: JobHandler {
         // serial key; read from the row, which every task names, whichever release queued it.
         let (connection, lineage) = try await context.pool.run { db in
             (try StoreConnections.get(id: task.connectionID, on: db),
-             try db.query("SELECT lineage FROM store_purchases WHERE id = $1", [task.purchaseID])
-                .first?.decode(0, as: String.self))
+             try Purchases.lineage(purchaseID: task.purchaseID, on: db))
         }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
         let tools = try await registry.tools(for: connection, pool: context.pool)
@@ -72,20 +65,9 @@ struct GoogleAcknowledgeHandler: JobHandler {
         }, serialKey: lineage.map { Mirror.lockKey(connectionID: connection.id, lineage: $0) })
     }
 
-    /// Marks the task's token acknowledged. The purchase stops needing an acknowledgement only once its current
-    /// token has one: a late acknowledgement of a replaced token leaves the flag of its successor alone.
+    /// Marks the task's token acknowledged (`PurchaseTokens.recordAcknowledgement`).
     static func record(_ task: GoogleAcknowledgementArgs, on db: isolated PostgresConnection) throws {
-        _ = try db.query("""
-            WITH token AS (
-                UPDATE purchase_tokens SET acknowledged_at = now()
-                WHERE connection_id = $1 AND purchase_token = $2 AND purchase_id = $3
-                RETURNING purchase_token
-            )
-            UPDATE store_purchases p SET acknowledged_at = now(),
-                needs_acknowledgement = needs_acknowledgement AND EXISTS (
-                    SELECT 1 FROM purchase_tokens t WHERE t.purchase_id = p.id AND t.replaced_by IS NULL
-                    AND t.acknowledged_at IS NULL AND t.purchase_token NOT IN (SELECT purchase_token FROM token))
-            WHERE p.id = $3
-            """, [task.connectionID, task.token, task.purchaseID])
+        try PurchaseTokens.recordAcknowledgement(of: task.token, connectionID: task.connectionID, purchaseID: task.purchaseID,
+                                                 on: db)
     }
 }

@@ -17,12 +17,7 @@ struct GoogleResyncHandler: JobHandler {
     func run(_ task: ResyncArgs<GoogleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let (connection, mirrored) = try await context.pool.transaction { db in
             (try StoreConnections.get(id: task.connectionID, on: db),
-             try db.query("""
-                SELECT t.purchase_token, p.store_state FROM store_purchases p
-                LEFT JOIN purchase_tokens t ON t.purchase_id = p.id AND t.replaced_by IS NULL
-                WHERE p.connection_id = $1 AND p.lineage = $2 LIMIT 1
-                """, [task.connectionID, task.lineage]).first.map { (token: try $0.decodeOptional(0) as String?,
-                                                                         state: try $0.decode(1, as: String.self)) })
+             try PurchaseTokens.current(connectionID: task.connectionID, lineage: task.lineage, on: db))
         }
         let token = mirrored?.token
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }

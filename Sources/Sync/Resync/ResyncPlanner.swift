@@ -58,18 +58,11 @@ public enum ResyncPlanner {
     private static func enqueue<Kinds: StoreJobs>(_ kinds: Kinds.Type, connectionID: Int64, lineage: String?, batch: String,
                                                   reason: String, start: Date?, spacing: Duration, horizon: Duration,
                                                   priority: Int16, on db: isolated PostgresConnection) throws -> Int {
-        let lineages = try db.query("""
-            SELECT p.lineage, 'resync:' || $2::text || ':' || p.connection_id || ':' || md5(p.lineage)
-            FROM store_purchases p
-            WHERE p.connection_id = $1
-              AND ($3::text IS NULL OR p.lineage = $3)
-              AND ($3::text IS NOT NULL OR p.store_state NOT IN ('expired', 'revoked') OR p.expires_at IS NULL
-                   OR p.expires_at > now() - $4::bigint * interval '1 second')
-            ORDER BY p.id
-            """, [connectionID, batch, lineage, Int64(horizon.components.seconds)]).map { row in
-            (args: ResyncArgs<Kinds>(connectionID: connectionID, lineage: try row.decode(0), reason: reason),
-             uniqueKey: Optional(try row.decode(1, as: String.self)))
-        }
+        let lineages = try Purchases.resyncCandidates(connectionID: connectionID, lineage: lineage, horizon: horizon, on: db)
+            .map { candidate in
+                (args: ResyncArgs<Kinds>(connectionID: connectionID, lineage: candidate.lineage, reason: reason),
+                 uniqueKey: Optional("resync:\(batch):\(connectionID):\(candidate.digest)"))
+            }
         return try JobQueue.fanOut(lineages, priority: priority, start: start, spacing: spacing, on: db)
     }
 }
