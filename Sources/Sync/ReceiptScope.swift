@@ -1,4 +1,4 @@
-/// The scope a notification's dedup receipt is kept under (see `Receipts`): what its store guarantees the
+/// The scope a notification's dedup receipt is kept under (see `NotificationReceipts`): what its store guarantees the
 /// message id unique within, and no wider, so one tenant's notification is never taken for a duplicate of
 /// another's and dropped.
 public enum ReceiptScope {

@@ -64,7 +64,7 @@ enum StoreFailures {
     /// mirrored or acknowledged, so Google refunds it after three days. Two hours apart, the default 25 attempts
     /// span about 48 hours (the normal backoff only about 31) without spending the connection's quota on a
     /// refusal that cannot clear within minutes; a fix takes effect within two hours. On-call hears of it at the
-    /// first refusal (`GoogleConnectionRegistry.Tools.failure` logs an error and counts it).
+    /// first refusal (`GoogleStoreClients.Tools.failure` logs an error and counts it).
     static let permissionRetryInterval: Duration = .seconds(2 * 3600)
 
     /// 410 and 404 for a purchase token are permanent (Google forgot it, or it never existed); 401/403 (the

@@ -24,22 +24,22 @@ public enum SyncHandlers {
     public static let schedules = [DailySyncHandler.schedule, ReconcileHandler.schedule]
 
     /// - Parameter metrics: where store API and verification metrics go (`/metrics`); none in tests that do not look.
-    public static func register(into registry: inout HandlerRegistry, http: HTTPClient,
+    public static func register(into handlers: inout JobHandlers, http: HTTPClient,
                                 configuration: Configuration = Configuration(), metrics: MetricsRegistry? = nil) {
         let syncMetrics = metrics.map(SyncMetrics.init(registry:))
-        let apple = AppleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare,
-                                            historyPages: configuration.appleHistoryPages, metrics: syncMetrics)
-        registry.register(AppleNotificationHandler(registry: apple, consumption: AppleConsumptionScheduler(), metrics: syncMetrics))
-        registry.register(AppleConsumptionHandler(registry: apple))
-        registry.register(AppleResyncHandler(registry: apple, metrics: syncMetrics))
-        registry.register(AppleSweepHandler(registry: apple))
-        let google = GoogleConnectionRegistry(http: http, rateLimitShare: configuration.rateLimitShare, metrics: syncMetrics)
-        registry.register(GoogleNotificationHandler(registry: google, metrics: syncMetrics))
-        registry.register(GoogleAcknowledgeHandler(registry: google))
-        registry.register(GoogleResyncHandler(registry: google, metrics: syncMetrics))
-        registry.register(GoogleSweepHandler(registry: google))
-        registry.register(DailySyncHandler(settings: configuration.resync))
-        registry.register(ReconcileHandler())
-        registry.register(OutageSweepHandler())
+        let apple = AppleStoreClients(http: http, rateLimitShare: configuration.rateLimitShare,
+                                      historyPages: configuration.appleHistoryPages, metrics: syncMetrics)
+        handlers.register(AppleNotificationHandler(clients: apple, consumption: AppleConsumptionScheduler(), metrics: syncMetrics))
+        handlers.register(AppleConsumptionHandler(clients: apple))
+        handlers.register(AppleResyncHandler(clients: apple, metrics: syncMetrics))
+        handlers.register(AppleSweepHandler(clients: apple))
+        let google = GoogleStoreClients(http: http, rateLimitShare: configuration.rateLimitShare, metrics: syncMetrics)
+        handlers.register(GoogleNotificationHandler(clients: google, metrics: syncMetrics))
+        handlers.register(GoogleAcknowledgeHandler(clients: google))
+        handlers.register(GoogleResyncHandler(clients: google, metrics: syncMetrics))
+        handlers.register(GoogleSweepHandler(clients: google))
+        handlers.register(DailySyncHandler(settings: configuration.resync))
+        handlers.register(ReconcileHandler())
+        handlers.register(OutageSweepHandler())
     }
 }

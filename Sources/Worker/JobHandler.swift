@@ -53,7 +53,7 @@ extension JobHandler {
 /// Handlers by job kind, each registered under its args' kind, so a handler cannot be filed under a kind
 /// whose payload it does not read. A job of a kind with no handler is dead-lettered ("no handler for kind X")
 /// rather than retried forever.
-public struct HandlerRegistry: Sendable {
+public struct JobHandlers: Sendable {
     private var handlers: [String: any JobHandler] = [:]
 
     public init() {}

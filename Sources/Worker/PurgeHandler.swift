@@ -21,7 +21,7 @@ public struct PurgeHandler: JobHandler {
     public init() {}
 
     public func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
-        let receipts = try await Receipts.purge(pool: context.pool)
+        let receipts = try await NotificationReceipts.purge(pool: context.pool)
         let claims = try await context.pool.query(
             "DELETE FROM schedule_runs WHERE claimed_at < now() - interval '90 days'").affectedRows
         context.logger.info("purged", ["receipts": .int(receipts), "schedule_runs": .int(claims)])

@@ -14,7 +14,7 @@ import Synchronization
 /// are released.
 public final class Worker: Sendable {
     public let configuration: WorkerConfiguration
-    private let registry: HandlerRegistry
+    private let handlers: JobHandlers
     private let pool: PostgresPool
     private let queue: JobQueue
     private let listenURL: String
@@ -31,11 +31,11 @@ public final class Worker: Sendable {
     ///   transaction-pooling proxy); usually the pool's URL.
     private let observer: (any WorkerObserver)?
 
-    public init(configuration: WorkerConfiguration, registry: HandlerRegistry, pool: PostgresPool, listenURL: String,
+    public init(configuration: WorkerConfiguration, handlers: JobHandlers, pool: PostgresPool, listenURL: String,
                 observer: (any WorkerObserver)? = nil) {
         self.configuration = configuration
         self.observer = observer
-        self.registry = registry
+        self.handlers = handlers
         self.pool = pool
         self.queue = JobQueue(pool: pool)
         self.listenURL = listenURL
@@ -54,7 +54,7 @@ public final class Worker: Sendable {
     /// Runs until `stop()`.
     public func run() async {
         logger.info("worker started", [
-            "concurrency": .int(configuration.concurrency), "kinds": .string(registry.kinds.joined(separator: ",")),
+            "concurrency": .int(configuration.concurrency), "kinds": .string(handlers.kinds.joined(separator: ",")),
         ])
         let completer = Completer(pool: pool, owner: configuration.workerID, policy: configuration.retryPolicy,
                                   lanes: configuration.completionFlushers)
@@ -158,7 +158,7 @@ public final class Worker: Sendable {
             "job_id": .int(Int(job.id)), "kind": .string(job.kind), "attempt": .int(job.attempt),
         ])
         let finish: Finish
-        if let handler = registry[job.kind] {
+        if let handler = handlers[job.kind] {
             if job.attempt > job.maxAttempts {
                 finish = Finish(job: job, result: .deadLetter(reason:
                     "gave up after \(job.maxAttempts) attempts; the last lease expired before a worker finished"))

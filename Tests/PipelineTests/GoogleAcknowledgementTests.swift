@@ -134,7 +134,7 @@ import Testing
             let job = LeasedJob(id: 1, kind: GoogleAcknowledgementArgs.kind.name, payload: try JobPayload.encode(task), raw: nil,
                                 headers: nil, priority: GoogleAcknowledgement.priority, attempt: 1, maxAttempts: 25,
                                 createdAt: Date(), uniqueKey: nil)
-            let handler = GoogleAcknowledgeHandler(registry: GoogleConnectionRegistry(http: try HTTPClient(),
+            let handler = GoogleAcknowledgeHandler(clients: GoogleStoreClients(http: try HTTPClient(),
                                                                                       rateLimitShare: 1, metrics: nil))
             let result = try await handler.run(job, context: JobContext(logger: Logger(component: "test"),
                                                                         pool: pipeline.database.pool, workerID: "test"))

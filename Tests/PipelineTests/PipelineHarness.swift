@@ -177,17 +177,17 @@ struct Pipeline {
             let http = try HTTPClient()
             var worker: Worker?
             if options.startWorker {
-                var registry = HandlerRegistry()
-                var handlers = SyncHandlers.Configuration()
-                handlers.appleHistoryPages = options.appleHistoryPages
-                SyncHandlers.register(into: &registry, http: http, configuration: handlers, metrics: metrics)
+                var handlers = JobHandlers()
+                var sync = SyncHandlers.Configuration()
+                sync.appleHistoryPages = options.appleHistoryPages
+                SyncHandlers.register(into: &handlers, http: http, configuration: sync, metrics: metrics)
                 var configuration = WorkerConfiguration()
                 configuration.concurrency = 16
                 configuration.pollInterval = .milliseconds(200)
                 configuration.retryPolicy.base = .milliseconds(100)
                 configuration.retryPolicy.cap = .milliseconds(400)
                 configuration.retryPolicy.hintRange = .milliseconds(100)...(.seconds(5))
-                worker = Worker(configuration: configuration, registry: registry, pool: workerPool,
+                worker = Worker(configuration: configuration, handlers: handlers, pool: workerPool,
                                 listenURL: roles?.worker.url ?? database.url, observer: WorkerMetrics(registry: metrics))
             }
             let running = worker.map { worker in Task { await worker.run() } }

@@ -32,7 +32,7 @@ import Testing
         try await TestDatabase.with { database in
             for (index, scope) in longest.enumerated() {
                 let recorded = try await database.pool.transaction { connection in
-                    try Receipts.record(store: "google", scope: scope, messageID: "1", receivedAt: Date(), jobID: Int64(index),
+                    try NotificationReceipts.record(store: "google", scope: scope, messageID: "1", receivedAt: Date(), jobID: Int64(index),
                                         outcome: "mirrored", on: connection)
                 }
                 #expect(recorded, "a scope of \(scope.utf8.count) bytes")

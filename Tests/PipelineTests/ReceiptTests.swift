@@ -13,7 +13,7 @@ import Worker
     static let messageID = "0b1c2d3e-notification"
 
     /// A notification handler's shape: receipt check, then (held until the test says) completion through
-    /// `Receipt` with one effect row. The payload names the delivery.
+    /// `PendingReceipt` with one effect row. The payload names the delivery.
     struct DeliveryHandler: JobHandler {
         struct Args: JobArgs {
             static let kind: JobKind = "test.delivery"
@@ -26,13 +26,13 @@ import Worker
         let gates: [String: Gate]
 
         func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
-            let seen = Receipts.looking(store: store, scope: scope, messageID: ReceiptTests.messageID)
+            let seen = NotificationReceipts.looking(store: store, scope: scope, messageID: ReceiptTests.messageID)
             if try await context.pool.query(seen) != nil {
                 return .done("duplicate")
             }
             checked.increment()
             await gates[args.delivery]?.wait()
-            let receipt = Receipt(store: store, scope: scope, messageID: ReceiptTests.messageID, receivedAt: Date(),
+            let receipt = PendingReceipt(store: store, scope: scope, messageID: ReceiptTests.messageID, receivedAt: Date(),
                                   jobID: job.id)
             let (id, attempt) = (job.id, job.attempt)
             return receipt.complete("mirrored") { db in
@@ -75,12 +75,12 @@ import Worker
             let gates = [first: Gate(), second: Gate()]
             let checked = Counter()
             let observer = FinishedJobs()
-            var registry = HandlerRegistry()
-            registry.register(DeliveryHandler(store: store, scope: scope, checked: checked, gates: gates))
+            var handlers = JobHandlers()
+            handlers.register(DeliveryHandler(store: store, scope: scope, checked: checked, gates: gates))
             var configuration = WorkerConfiguration()
             configuration.concurrency = 4
             configuration.pollInterval = .milliseconds(50)
-            let worker = Worker(configuration: configuration, registry: registry, pool: database.pool,
+            let worker = Worker(configuration: configuration, handlers: handlers, pool: database.pool,
                                 listenURL: database.url, observer: observer)
             let running = Task { await worker.run() }
 

@@ -52,9 +52,9 @@ import Worker
     }
 
     @Test func eachKindIsRegisteredOnceUnderItsArgs() throws {
-        var registry = HandlerRegistry()
-        SyncHandlers.register(into: &registry, http: try HTTPClient())
-        #expect(registry.kinds == ["apple.consumption", "apple.notification", "apple.resync", "apple.sweep", "google.acknowledge",
+        var handlers = JobHandlers()
+        SyncHandlers.register(into: &handlers, http: try HTTPClient())
+        #expect(handlers.kinds == ["apple.consumption", "apple.notification", "apple.resync", "apple.sweep", "google.acknowledge",
                                    "google.notification", "google.resync", "google.sweep", "sync.daily", "sync.outage",
                                    "sync.reconcile"])
     }

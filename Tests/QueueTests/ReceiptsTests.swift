@@ -48,7 +48,7 @@ import Testing
             var recorded: [Bool] = []
             for (index, key) in deliveries.keys.enumerated() {
                 recorded.append(try await database.pool.transaction { connection in
-                    try Receipts.record(store: key.store, scope: key.scope, messageID: key.messageID, receivedAt: Date(),
+                    try NotificationReceipts.record(store: key.store, scope: key.scope, messageID: key.messageID, receivedAt: Date(),
                                         jobID: Int64(index), outcome: "delivery \(index)", on: connection)
                 })
             }
@@ -56,11 +56,11 @@ import Testing
             // Each key's receipt is its first delivery's; a scope nothing was recorded under has none.
             for (index, key) in deliveries.keys.enumerated() where deliveries.keys.firstIndex(of: key) == index {
                 let receipt = try await database.pool.transaction { connection in
-                    try Receipts.lookup(store: key.store, scope: key.scope, messageID: key.messageID, on: connection)
+                    try NotificationReceipts.lookup(store: key.store, scope: key.scope, messageID: key.messageID, on: connection)
                 }
                 #expect(receipt?.outcome == "delivery \(index)", "\(key)")
                 let elsewhere = try await database.pool.transaction { connection in
-                    try Receipts.lookup(store: key.store, scope: key.scope + " elsewhere", messageID: key.messageID,
+                    try NotificationReceipts.lookup(store: key.store, scope: key.scope + " elsewhere", messageID: key.messageID,
                                         on: connection)
                 }
                 #expect(elsewhere == nil, "\(key)")
@@ -72,20 +72,20 @@ import Testing
         try await TestDatabase.with { database in
             let received = Date().addingTimeInterval(-5)
             let first = try await database.pool.transaction { connection in
-                try Receipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: received, jobID: 7,
+                try NotificationReceipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: received, jobID: 7,
                                     outcome: "applied", on: connection)
             }
             let second = try await database.pool.transaction { connection in
-                try Receipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 8,
+                try NotificationReceipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 8,
                                     outcome: "applied", on: connection)
             }
             let otherStore = try await database.pool.transaction { connection in
-                try Receipts.record(store: "google", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 9,
+                try NotificationReceipts.record(store: "google", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 9,
                                     outcome: "applied", on: connection)
             }
             #expect(first && !second && otherStore)
             let receipt = try await database.pool.transaction { connection in
-                try Receipts.lookup(store: "apple", scope: "", messageID: "uuid-1", on: connection)
+                try NotificationReceipts.lookup(store: "apple", scope: "", messageID: "uuid-1", on: connection)
             }
             #expect(receipt?.outcome == "applied")
             #expect(abs((receipt?.receivedAt.timeIntervalSince(received) ?? 99)) < 0.001)
@@ -102,11 +102,11 @@ import Testing
                 INSERT INTO notification_receipts (store, message_id, received_at)
                 SELECT 'google', 'recent-' || i, now() - interval '6 days' FROM generate_series(1, 3) i
                 """)
-            #expect(try await Receipts.purge(pool: database.pool, batchSize: 4) == 11)
+            #expect(try await NotificationReceipts.purge(pool: database.pool, batchSize: 4) == 11)
             let left = try await database.pool.query("SELECT count(*) FROM notification_receipts")[0].decode(0, as: Int.self)
             #expect(left == 3)
             let expired = try await database.pool.transaction { connection in
-                try Receipts.lookup(store: "apple", scope: "", messageID: "old-1", on: connection)
+                try NotificationReceipts.lookup(store: "apple", scope: "", messageID: "old-1", on: connection)
             }
             #expect(expired == nil)
         }

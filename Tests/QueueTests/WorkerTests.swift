@@ -48,10 +48,10 @@ import Worker
         configuration.concurrency = 4
         configuration.pollInterval = .milliseconds(50)
         configure(&configuration)
-        var registry = TestHandlers.registry()
-        registry.register(BlockingHandler())
-        registry.register(KeyedWritesHandler())
-        let worker = Worker(configuration: configuration, registry: registry, pool: database.pool, listenURL: database.url)
+        var handlers = TestHandlers.all()
+        handlers.register(BlockingHandler())
+        handlers.register(KeyedWritesHandler())
+        let worker = Worker(configuration: configuration, handlers: handlers, pool: database.pool, listenURL: database.url)
         return (worker, Task { await worker.run() })
     }
 

@@ -44,11 +44,11 @@ public enum TestHandlers {
     public static let record = Record.kind.name
     public static let fail = Fail.kind.name
 
-    public static func registry() -> HandlerRegistry {
-        var registry = HandlerRegistry()
-        registry.register(RecordHandler())
-        registry.register(FailHandler())
-        return registry
+    public static func all() -> JobHandlers {
+        var handlers = JobHandlers()
+        handlers.register(RecordHandler())
+        handlers.register(FailHandler())
+        return handlers
     }
 
     /// The table `test.record` writes to; create it before starting workers.

@@ -29,7 +29,7 @@ guard let url = ProcessInfo.processInfo.environment["DATABASE_URL"] else {
     exit(2)
 }
 let pool = PostgresPool(PostgresConfiguration(url: url, poolSize: 4, applicationName: "storesync-testworker"))
-let worker = Worker(configuration: configuration, registry: TestHandlers.registry(), pool: pool, listenURL: url)
+let worker = Worker(configuration: configuration, handlers: TestHandlers.all(), pool: pool, listenURL: url)
 let signals = TerminationSignals { worker.stop() }
 await worker.run()
 signals.cancel()

@@ -93,15 +93,15 @@ struct WorkCommand: Command {
         let postgres = try environment.postgres(defaultSize: 6, applicationName: "storesync-work")
         let pool = PostgresPool(postgres)
 
-        var registry = HandlerRegistry()
-        registry.register(PurgeHandler())
+        var handlers = JobHandlers()
+        handlers.register(PurgeHandler())
         let metrics = MetricsRegistry()
         let http = try HTTPClient()
-        SyncHandlers.register(into: &registry, http: http, configuration: sync, metrics: metrics)
+        SyncHandlers.register(into: &handlers, http: http, configuration: sync, metrics: metrics)
         configuration.schedules = [PurgeHandler.schedule] + SyncHandlers.schedules
 
         let observer = WorkerMetrics(registry: metrics)
-        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: postgres.url,
+        let worker = Worker(configuration: configuration, handlers: handlers, pool: pool, listenURL: postgres.url,
                             observer: observer)
         var server: HTTPServer?
         if let listen {

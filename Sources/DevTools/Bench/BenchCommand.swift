@@ -118,10 +118,10 @@ struct BenchCommand: Command {
         var configuration = WorkerConfiguration()
         configuration.concurrency = slots
         configuration.completionFlushers = flushers
-        var registry = HandlerRegistry()
-        registry.register(NoopHandler())
+        var handlers = JobHandlers()
+        handlers.register(NoopHandler())
         let recorder = DrainRecorder(expected: jobs)
-        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: listenURL,
+        let worker = Worker(configuration: configuration, handlers: handlers, pool: pool, listenURL: listenURL,
                             observer: recorder)
         recorder.onDone = { worker.stop() }
         let started = ContinuousClock.now

@@ -177,13 +177,13 @@ enum PipelineBenchmark {
         var client = HTTPClientConfiguration()
         client.maxRequestsPerHost = max(client.maxRequestsPerHost, settings.concurrency)
         let http = try HTTPClient(configuration: client)
-        var registry = HandlerRegistry()
+        var handlers = JobHandlers()
         var sync = SyncHandlers.Configuration()
         sync.rateLimitShare = rateLimitShare
-        SyncHandlers.register(into: &registry, http: http, configuration: sync)
+        SyncHandlers.register(into: &handlers, http: http, configuration: sync)
         var configuration = WorkerConfiguration()
         configuration.concurrency = settings.concurrency
-        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: listenURL,
+        let worker = Worker(configuration: configuration, handlers: handlers, pool: pool, listenURL: listenURL,
                             observer: recorder)
         let running = Task { await worker.run() }
         func stop() async {

@@ -53,15 +53,15 @@ enum ResyncBenchmark {
         let http = try HTTPClient(configuration: clientConfiguration)
         let seeded = try await BenchStores.seed(store, purchases: purchases, pool: pool)
 
-        var registry = HandlerRegistry()
+        var handlers = JobHandlers()
         var sync = SyncHandlers.Configuration()
         sync.rateLimitShare = 1000
         sync.resync.rateShare = 1000
-        SyncHandlers.register(into: &registry, http: http, configuration: sync)
+        SyncHandlers.register(into: &handlers, http: http, configuration: sync)
         var configuration = WorkerConfiguration()
         configuration.concurrency = slots
         configuration.pollInterval = .milliseconds(50)
-        let worker = Worker(configuration: configuration, registry: registry, pool: pool, listenURL: url)
+        let worker = Worker(configuration: configuration, handlers: handlers, pool: pool, listenURL: url)
         let running = Task { await worker.run() }
 
         let clock = ContinuousClock()

@@ -11,7 +11,7 @@ struct AppleConsumptionScheduler: Sendable {
     static let window: TimeInterval = 12 * 3600
 
     func schedule(_ notification: NotificationPayload, connection: StoreConnection,
-                  tools: AppleConnectionRegistry.Tools, receipt: Receipt) throws -> JobResult {
+                  tools: AppleStoreClients.Tools, receipt: PendingReceipt) throws -> JobResult {
         guard connection.answerConsumptionRequests else {
             return receipt.complete("skipped: consumption requests are not answered on this connection")
         }
@@ -47,7 +47,7 @@ struct AppleConsumptionHandler: JobHandler {
     /// notifications (priority 0) and far before resync work.
     static let priority: Int16 = 100
 
-    let registry: AppleConnectionRegistry
+    let clients: AppleStoreClients
 
     func run(_ task: AppleConsumptionArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
         guard Date() < task.deadline else {
@@ -68,7 +68,7 @@ struct AppleConsumptionHandler: JobHandler {
         } catch {
             throw JobFailure.permanent("the recorded usage cannot be sent: \(error)")
         }
-        let tools = try await registry.tools(for: connection, pool: context.pool)
+        let tools = try await clients.tools(for: connection, pool: context.pool)
         do {
             try await tools.client.sendConsumption(transactionID: task.transactionID, request: request)
         } catch let error as AppStoreAPIError {

@@ -12,7 +12,7 @@ import Worker
 /// mirror's writes and the job's completion committed together. The notification only says *that*
 /// something happened; what happened comes from the App Store Server API.
 struct AppleNotificationHandler: JobHandler {
-    let registry: AppleConnectionRegistry
+    let clients: AppleStoreClients
     let consumption: AppleConsumptionScheduler
     let metrics: SyncMetrics?
 
@@ -35,7 +35,7 @@ struct AppleNotificationHandler: JobHandler {
         // The connection of the notification's own environment if there is one; otherwise the app's only
         // connection, which then skips it as an environment mismatch.
         let connection = connections.first { $0.environment.rawValue == routing.environment?.rawValue } ?? connections[0]
-        let tools = try await registry.tools(for: connection, pool: context.pool)
+        let tools = try await clients.tools(for: connection, pool: context.pool)
 
         let notification: NotificationPayload
         do {
@@ -50,7 +50,7 @@ struct AppleNotificationHandler: JobHandler {
                                                         "connection": .int(Int(connection.id))])
 
         if try await reads.alreadyProcessed(uuid, pool: context.pool) { return .done("duplicate") }
-        let receipt = Receipt(store: "apple", scope: ReceiptScope.apple, messageID: uuid, receivedAt: envelope.receivedAt,
+        let receipt = PendingReceipt(store: "apple", scope: ReceiptScope.apple, messageID: uuid, receivedAt: envelope.receivedAt,
                               jobID: job.id)
 
         if routing.environment?.rawValue != connection.environment.rawValue {

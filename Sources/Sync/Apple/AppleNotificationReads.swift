@@ -19,7 +19,7 @@ struct AppleNotificationReads: Sendable {
         let (connections, receipt, revisions) = try await pool.run { db in
             try db.query(
                 StoreConnections.finding(accountID: accountID, store: .apple, appIdentifier: claims.bundleID),
-                Receipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: claims.notificationUUID ?? ""),
+                NotificationReceipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: claims.notificationUUID ?? ""),
                 Purchases.storedCursors(accountID: accountID, store: .apple, appIdentifier: claims.bundleID,
                                         lineage: claims.lineage ?? ""))
         }
@@ -29,7 +29,7 @@ struct AppleNotificationReads: Sendable {
     /// Whether `uuid` was processed within the dedup window.
     func alreadyProcessed(_ uuid: String, pool: PostgresPool) async throws -> Bool {
         if uuid == claims.notificationUUID { return seen }
-        return try await pool.query(Receipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: uuid)) != nil
+        return try await pool.query(NotificationReceipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: uuid)) != nil
     }
 
     /// The history revision stored for `lineage` on `connectionID`, if any.

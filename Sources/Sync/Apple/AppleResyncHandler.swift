@@ -8,13 +8,13 @@ import Worker
 /// The `apple.resync` job: the same re-fetch → snapshot → apply path as a notification, for one lineage,
 /// recording drift when the store knew something the mirror did not.
 struct AppleResyncHandler: JobHandler {
-    let registry: AppleConnectionRegistry
+    let clients: AppleStoreClients
     let metrics: SyncMetrics?
 
     func run(_ task: ResyncArgs<AppleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let connection = try await context.pool.run { db in try StoreConnections.get(id: task.connectionID, on: db) }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
-        let tools = try await registry.tools(for: connection, pool: context.pool)
+        let tools = try await clients.tools(for: connection, pool: context.pool)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: "RESYNC")
         // Any transaction id of the customer works for both endpoints; the original one always exists.
         let revision = try await context.pool.query(Purchases.storedCursor(connectionID: connection.id,

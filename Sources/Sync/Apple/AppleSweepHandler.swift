@@ -32,14 +32,14 @@ struct AppleSweepHandler: JobHandler {
     /// date now too far in the past (4000012). Permanent as asked, but the window can start again.
     static let refusedResume: Set<Int64> = [4_000_012, 4_000_014, 4_000_017]
 
-    let registry: AppleConnectionRegistry
+    let clients: AppleStoreClients
 
     func run(_ args: SweepArgs<AppleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let load = { try await SweepWindow.load(args, sweep: Self.sweep, pool: context.pool, now: Date(), overlap: Self.overlap,
                                                 retention: { Self.retention($0.environment) }) }
         var window = try await load()
         let connection = window.connection
-        let client = try await registry.tools(for: connection, pool: context.pool).client
+        let client = try await clients.tools(for: connection, pool: context.pool).client
         var queued = 0
         for _ in 0..<Self.maxPages {
             let page: NotificationHistoryPage

@@ -35,7 +35,7 @@ enum GoogleAcknowledgement {
 
 /// The `google.acknowledge` job.
 struct GoogleAcknowledgeHandler: JobHandler {
-    let registry: GoogleConnectionRegistry
+    let clients: GoogleStoreClients
 
     func run(_ task: GoogleAcknowledgementArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
         // The write updates the purchase's row, as the lineage's mirrors do, so it commits under the lineage's
@@ -45,7 +45,7 @@ struct GoogleAcknowledgeHandler: JobHandler {
              try Purchases.lineage(purchaseID: task.purchaseID, on: db))
         }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
-        let tools = try await registry.tools(for: connection, pool: context.pool)
+        let tools = try await clients.tools(for: connection, pool: context.pool)
         let client = tools.client
         do {
             try await client.acknowledge(subscriptionID: task.productID, token: task.token)

@@ -14,7 +14,7 @@ import Worker
 /// purchase from the Play Developer API → mirror, with the receipt and the job's completion in one
 /// transaction. The notification only says *that* a purchase changed.
 struct GoogleNotificationHandler: JobHandler {
-    let registry: GoogleConnectionRegistry
+    let clients: GoogleStoreClients
     let metrics: SyncMetrics?
 
     func run(_ args: GoogleNotificationArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
@@ -34,17 +34,17 @@ struct GoogleNotificationHandler: JobHandler {
         let (connections, seen) = try await context.pool.run { db in
             try db.query(StoreConnections.finding(accountID: envelope.accountID, store: .google,
                                                   appIdentifier: notification.packageName),
-                         Receipts.looking(store: "google", scope: scope, messageID: messageID))
+                         NotificationReceipts.looking(store: "google", scope: scope, messageID: messageID))
         }
         guard let primary = connections.first(where: { $0.environment == .production }) ?? connections.first else {
             throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
                                        + "\(envelope.accountID)")
         }
-        let tools = try await registry.tools(for: primary, pool: context.pool)
+        let tools = try await clients.tools(for: primary, pool: context.pool)
         try await authenticate(envelope, with: tools, previousError: job.lastError)
 
         if seen != nil { return .done("duplicate") }
-        let receipt = Receipt(store: "google", scope: scope, messageID: messageID, receivedAt: envelope.receivedAt,
+        let receipt = PendingReceipt(store: "google", scope: scope, messageID: messageID, receivedAt: envelope.receivedAt,
                               jobID: job.id)
 
         let token: String
@@ -109,7 +109,7 @@ struct GoogleNotificationHandler: JobHandler {
     /// arrival is still refused. Signature, issuer, audience and email are checked on every attempt. A key the
     /// cache does not hold may be one Google published a moment ago: it is retried a few times in a row
     /// (`StoreFailures.unknownSigningKey`), `previousError` being the job's last error.
-    private func authenticate(_ envelope: IngestEnvelope, with tools: GoogleConnectionRegistry.Tools,
+    private func authenticate(_ envelope: IngestEnvelope, with tools: GoogleStoreClients.Tools,
                               previousError: String?) async throws {
         guard let authorization = envelope.authorization else {
             metrics?.verificationFailed(store: "google", code: "missing token")

@@ -28,7 +28,7 @@ struct GoogleRefetch {
     /// Tokens walked back at most; real chains (upgrades, downgrades, re-signups) are short.
     static let maxChain = 20
 
-    let tools: GoogleConnectionRegistry.Tools
+    let tools: GoogleStoreClients.Tools
     let pool: PostgresPool
     /// The job's last error (`LeasedJob.lastError`), which bounds how often a failing TLS handshake is retried.
     let previousError: String?

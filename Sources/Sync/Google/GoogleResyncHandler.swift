@@ -11,7 +11,7 @@ import Worker
 /// purchase token, recording drift; the voided-purchases sweep adds the charges Google voided so their
 /// refunds are booked even when their orders are no longer the latest, or their token is one Google forgot.
 struct GoogleResyncHandler: JobHandler {
-    let registry: GoogleConnectionRegistry
+    let clients: GoogleStoreClients
     let metrics: SyncMetrics?
 
     func run(_ task: ResyncArgs<GoogleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
@@ -21,7 +21,7 @@ struct GoogleResyncHandler: JobHandler {
         }
         let token = mirrored?.token
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
-        let tools = try await registry.tools(for: connection, pool: context.pool)
+        let tools = try await clients.tools(for: connection, pool: context.pool)
         let voided = (task.voided ?? []).map(\.order)
         let source = SnapshotSource(kind: "resync", reference: task.reason, event: voided.isEmpty ? "RESYNC" : "VOIDED_SWEEP")
         let answer = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)

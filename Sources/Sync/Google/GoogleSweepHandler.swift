@@ -20,7 +20,7 @@ struct GoogleSweepHandler: JobHandler {
     /// Google refuses a window that ends in its future; ending a little in the past absorbs clock skew.
     static let skewMargin: TimeInterval = 5
 
-    let registry: GoogleConnectionRegistry
+    let clients: GoogleStoreClients
 
     func run(_ args: SweepArgs<GoogleJobs>, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let load = {
@@ -29,7 +29,7 @@ struct GoogleSweepHandler: JobHandler {
         }
         var window = try await load()
         let connection = window.connection
-        let tools = try await registry.tools(for: connection, pool: context.pool)
+        let tools = try await clients.tools(for: connection, pool: context.pool)
         let client = tools.client
         var queued = 0
         for _ in 0..<Self.maxPages {

@@ -10,7 +10,7 @@ import Queue
 /// The Play Developer API client and the push-token verifier of each Google store connection, kept while
 /// the connection's settings stay the same: the client holds the shared OAuth access token and the quota
 /// pacing, the verifier Google's cached signing keys.
-final class GoogleConnectionRegistry: Sendable {
+final class GoogleStoreClients: Sendable {
     final class Tools: Sendable {
         let connection: StoreConnection
         let client: GooglePlayAPIClient

@@ -5,7 +5,7 @@ import Worker
 
 /// The dedup receipt a handled notification (Apple `notificationUUID`, Pub/Sub `messageId`) commits with its
 /// outcome, in the same transaction as the job's writes.
-struct Receipt: Sendable {
+struct PendingReceipt: Sendable {
     /// A notification's database effects, applied only by the delivery that records its receipt.
     typealias Effects = @Sendable (isolated PostgresConnection) throws -> Void
 
@@ -22,7 +22,7 @@ struct Receipt: Sendable {
     /// `serialKey` names what `effects` lock (see `JobResult.serialKey`).
     func complete(_ outcome: String, serialKey: String? = nil, then effects: Effects? = nil) -> JobResult {
         .done(outcome, writes: { db in
-            guard try Receipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,
+            guard try NotificationReceipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,
                                       jobID: jobID, outcome: outcome, on: db) else { return OutcomeOverride("duplicate") }
             try effects?(db)
             return nil

@@ -10,7 +10,7 @@ import StoreModel
 /// Verifiers and API clients per Apple store connection, built once and kept while the connection's settings
 /// stay the same: a verifier's chain cache and a client's bearer token and rate limiter only pay off when they
 /// live across jobs. A connection whose settings changed gets fresh ones on its next job.
-final class AppleConnectionRegistry: Sendable {
+final class AppleStoreClients: Sendable {
     final class Tools: Sendable {
         let connection: StoreConnection
         let client: AppStoreAPIClient

@@ -11,30 +11,24 @@ import Postgres
 /// only within its topic, so two tenants' pushes may share one and must not be taken for each other; an
 /// Apple `notificationUUID` is unique everywhere and needs none (''). Callers pass it every time, so no
 /// reader can forget it and match another tenant's receipt.
-public enum Receipts {
+public enum NotificationReceipts {
     /// How long a message id is remembered. Apple retries for about 3 days, Pub/Sub up to its 7-day retention.
     public static let window: Duration = .seconds(7 * 24 * 3600)
 
-    public struct Receipt: Sendable, Equatable {
-        public let receivedAt: Date
-        public let processedAt: Date?
-        public let outcome: String?
-    }
-
     /// The receipt for a message seen within the window, if any: a cheap check before doing any work.
     public static func lookup(store: String, scope: String, messageID: String,
-                              on connection: isolated PostgresConnection) throws -> Receipt? {
+                              on connection: isolated PostgresConnection) throws -> NotificationReceipt? {
         try connection.query(looking(store: store, scope: scope, messageID: messageID))
     }
 
     /// `lookup` as a query, to send with others in one round trip.
-    public static func looking(store: String, scope: String, messageID: String) -> PostgresQuery<Receipt?> {
+    public static func looking(store: String, scope: String, messageID: String) -> PostgresQuery<NotificationReceipt?> {
         PostgresQuery("""
             SELECT received_at, processed_at, outcome FROM notification_receipts
             WHERE store = $1 AND scope = $2 AND message_id = $3 AND received_at > now() - $4 * interval '1 millisecond'
             """, [store, scope, messageID, window.milliseconds]) { rows in
             try rows.first.map {
-                Receipt(receivedAt: try $0.decode(0), processedAt: try $0.decodeOptional(1), outcome: try $0.decodeOptional(2))
+                NotificationReceipt(receivedAt: try $0.decode(0), processedAt: try $0.decodeOptional(1), outcome: try $0.decodeOptional(2))
             }
         }
     }
@@ -67,4 +61,11 @@ public enum Receipts {
             if deleted < batchSize { return total }
         }
     }
+}
+
+/// A notification's dedup record: when it arrived and, once handled, when and how.
+public struct NotificationReceipt: Sendable, Equatable {
+    public let receivedAt: Date
+    public let processedAt: Date?
+    public let outcome: String?
 }
