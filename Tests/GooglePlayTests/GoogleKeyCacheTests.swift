@@ -10,14 +10,19 @@ import Testing
 /// backoff while the expired key set keeps serving for its grace. The clock is moved by hand.
 @Suite("Google key cache")
 struct GoogleKeyCacheTests {
+    /// A cache over `fetcher` on a clock of the test's own.
+    static func cache(fetching fetcher: ScriptedFetcher) -> (TestClock, GoogleKeyCache) {
+        let clock = TestClock()
+        return (clock, GoogleKeyCache(fetcher: fetcher, now: clock.closure))
+    }
+
     static let setA = try! jwks([("key-a", TestKeys.a)])
     static let setAB = try! jwks([("key-a", TestKeys.a), ("key-b", TestKeys.b)])
 
     @Test("keys are fetched on first use and served from the cache while fresh")
     func cachesWhileFresh() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher(keySets: [Self.setA])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         #expect(await fetcher.fetchCount == 0)
         for _ in 0..<5 {
             #expect(try await cache.key(for: "key-a") != nil)
@@ -28,9 +33,8 @@ struct GoogleKeyCacheTests {
 
     @Test("without max-age the keys expire after an hour")
     func defaultLifetime() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher(keySets: [Self.setA])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         _ = try await cache.key(for: "key-a")
         clock.advance(by: 3599)
         _ = try await cache.key(for: "key-a")
@@ -44,9 +48,8 @@ struct GoogleKeyCacheTests {
         (300, 300), (0, 60), (30, 60), (10 * 24 * 3600, 24 * 3600),
     ] as [(Int, Int)])
     func maxAgeLifetime(maxAge: Int, lifetime: Int) async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher(keySets: [Self.setA], maxAge: .seconds(maxAge))
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         _ = try await cache.key(for: "key-a")
         clock.advance(by: TimeInterval(lifetime - 1))
         _ = try await cache.key(for: "key-a")
@@ -58,9 +61,8 @@ struct GoogleKeyCacheTests {
 
     @Test("key rotation: an unknown kid refetches and finds the new key")
     func rotation() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher(keySets: [Self.setA, Self.setAB])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         #expect(try await cache.key(for: "key-b") == nil, "a kid unknown right after a fetch refetches nothing")
         #expect(await fetcher.fetchCount == 1)
         clock.advance(by: 60)
@@ -71,9 +73,8 @@ struct GoogleKeyCacheTests {
 
     @Test("unknown kids refetch at most once a minute")
     func unknownKidPacing() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher(keySets: [Self.setA])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         _ = try await cache.key(for: "key-a")
         clock.advance(by: 61)
         #expect(try await cache.key(for: "forged-1") == nil)
@@ -112,9 +113,8 @@ struct GoogleKeyCacheTests {
 
     @Test("a failed fetch is the retryable keysUnavailable; the next fetch waits for the backoff")
     func failedFetch() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher([.failure(FetchFailed()), .success(JWKSDocument(json: Self.setA))])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         let error = await #expect(throws: PushTokenError.self) { try await cache.key(for: "key-a") }
         #expect(error?.code == .keysUnavailable)
         #expect(error?.isRetryable == true)
@@ -129,10 +129,9 @@ struct GoogleKeyCacheTests {
 
     @Test("during an outage, pushes every second cost one fetch per backoff", arguments: [false, true])
     func outagePacing(warm: Bool) async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher(warm ? [.success(JWKSDocument(json: Self.setA)), .failure(FetchFailed())]
                                            : [.failure(FetchFailed())])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         if warm {
             _ = try await cache.key(for: "key-a")
             clock.advance(by: 3600)
@@ -180,9 +179,8 @@ struct GoogleKeyCacheTests {
 
     @Test("while fetching fails, expired keys verify for the grace, then not")
     func staleGrace() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher([.success(JWKSDocument(json: Self.setA)), .failure(FetchFailed())])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         _ = try await cache.key(for: "key-a")
         clock.advance(by: 3600)
         #expect(try await cache.key(for: "key-a") != nil, "the stale key set was not served when the refetch failed")
@@ -198,10 +196,9 @@ struct GoogleKeyCacheTests {
 
     @Test("a recovered fetch ends the grace and the backoff")
     func recovery() async throws {
-        let clock = TestClock()
         let fetcher = ScriptedFetcher([.success(JWKSDocument(json: Self.setA)), .failure(FetchFailed()),
                                        .success(JWKSDocument(json: Self.setAB))])
-        let cache = GoogleKeyCache(fetcher: fetcher, now: clock.closure)
+        let (clock, cache) = Self.cache(fetching: fetcher)
         _ = try await cache.key(for: "key-a")
         clock.advance(by: 3600)
         let unknown = await #expect(throws: PushTokenError.self) { try await cache.key(for: "key-b") }
