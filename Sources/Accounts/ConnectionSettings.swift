@@ -21,25 +21,21 @@ public struct ConnectionSettings: Sendable, Equatable {
         FROM store_connections
         """
 
-    init(row: PostgresRow) throws {
-        connection = try StoreConnection(row: row)
-        apiKeyID = try row.decodeOptional(10)
-        apiIssuerID = try row.decodeOptional(11)
-        hasPrivateKey = try row.decode(12)
-        apiBaseURL = try row.decodeOptional(13)
-        trustedRootsPEM = try row.decodeOptional(14)
-        apiClientEmail = try row.decodeOptional(15)
-        apiTokenURI = try row.decodeOptional(16)
-        pushAudience = try row.decodeOptional(17)
-        pushServiceAccount = try row.decodeOptional(18)
-        pushJWKSURL = try row.decodeOptional(19)
-    }
-
     public static func get(id: Int64, on db: isolated PostgresConnection) throws -> ConnectionSettings? {
         try db.query("\(select) WHERE id = $1", [id]).first.map(ConnectionSettings.init(row:))
     }
 
     public static func list(on db: isolated PostgresConnection) throws -> [ConnectionSettings] {
         try db.query("\(select) ORDER BY id").map(ConnectionSettings.init(row:))
+    }
+}
+
+extension ConnectionSettings {
+    init(row: PostgresRow) throws {
+        try self.init(connection: StoreConnection(row: row), apiKeyID: row.decodeOptional(10), apiIssuerID: row.decodeOptional(11),
+                      hasPrivateKey: row.decode(12), apiBaseURL: row.decodeOptional(13), trustedRootsPEM: row.decodeOptional(14),
+                      apiClientEmail: row.decodeOptional(15), apiTokenURI: row.decodeOptional(16),
+                      pushAudience: row.decodeOptional(17), pushServiceAccount: row.decodeOptional(18),
+                      pushJWKSURL: row.decodeOptional(19))
     }
 }

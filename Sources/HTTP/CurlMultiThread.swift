@@ -217,10 +217,8 @@ final class CurlMultiThread: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let result = message.pointee.data.result  // read before removal invalidates the message
             var context: UnsafeMutableRawPointer?
-            guard storesync_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK, let context else {
-                continue
-            }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            guard storesync_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &context) == CURLE_OK,
+                  let transfer = CurlTransfer.of(context) else { continue }
             transfer.finish(result)
             _ = curl_multi_remove_handle(multi, easy)
             running.removeValue(forKey: ObjectIdentifier(transfer))

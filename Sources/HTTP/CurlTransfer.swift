@@ -111,6 +111,12 @@ final class CurlTransfer: @unchecked Sendable {
         deliver(.success(HTTPClientResponse(status: status, headers: headers, body: body)))
     }
 
+    /// The transfer behind a callback's or a finished handle's context pointer (unretained: libcurl's handle
+    /// lives no longer than the transfer that owns it).
+    static func of(_ context: UnsafeMutableRawPointer?) -> CurlTransfer? {
+        context.map { Unmanaged<CurlTransfer>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// Enforces `maxResponseBytes` on the bytes actually received, whatever `Content-Length` claimed (or
     /// whether there was one): aborting here ends the transfer with a write error.
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -155,15 +161,11 @@ final class CurlTransfer: @unchecked Sendable {
         try set(CURLOPT_USERAGENT, string: configuration.userAgent)
 
         try check(storesync_curl_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION) { data, size, count, user in
-            guard let user else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+            CurlTransfer.of(user)?.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
         }, "WRITEFUNCTION")
         try set(CURLOPT_WRITEDATA, pointer: context)
         try check(storesync_curl_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION) { data, size, count, user in
-            guard let user else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-            return transfer.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count))
+            CurlTransfer.of(user)?.receiveHeader(UnsafeRawBufferPointer(start: data, count: size * count)) ?? 0
         }, "HEADERFUNCTION")
         try set(CURLOPT_HEADERDATA, pointer: context)
 
