@@ -71,7 +71,7 @@ let package = Package(
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto", "AppStore", "GooglePlay",
-                                               "Accounts", "Mirror", "StoreModel", "Queue", "IngestJobs"],
+                                               "Accounts", "StoreModel", "Queue", "IngestJobs"],
                 swiftSettings: strict),
         .target(name: "Sync", dependencies: ["Worker", "Queue", "IngestJobs", "Accounts", "Mirror", "AppStore", "GooglePlay", "StoreModel", "Crypto", "HTTP",
                                              "Metrics", "Postgres", "Logging"], swiftSettings: strict),

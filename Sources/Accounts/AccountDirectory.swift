@@ -18,15 +18,16 @@ public enum AccountDirectory {
                      [host, name]).first.map { try $0.decode(0) }
     }
 
+    /// Every account, oldest first.
     public static func list(on db: isolated PostgresConnection) throws -> [Account] {
         try db.query("SELECT id, host, name, created_at FROM accounts ORDER BY id").map { row in
             Account(id: try row.decode(0), host: try row.decode(1), name: try row.decode(2), createdAt: try row.decode(3))
         }
     }
 
-    /// The id of the account with this id, if there is one.
-    public static func id(existing id: Int64, on db: isolated PostgresConnection) throws -> Int64? {
-        try db.query("SELECT id FROM accounts WHERE id = $1", [id]).first.map { try $0.decode(0) }
+    /// Whether there is an account with this id.
+    public static func exists(id: Int64, on db: isolated PostgresConnection) throws -> Bool {
+        try !db.query("SELECT 1 FROM accounts WHERE id = $1", [id]).isEmpty
     }
 
     /// The id of the account of `host`, if there is one.

@@ -21,10 +21,12 @@ public struct ConnectionSettings: Sendable, Equatable {
         FROM store_connections
         """
 
+    /// One connection's settings, if it exists.
     public static func get(id: Int64, on db: isolated PostgresConnection) throws -> ConnectionSettings? {
         try db.query("\(select) WHERE id = $1", [id]).first.map(ConnectionSettings.init(row:))
     }
 
+    /// Every connection's settings, by id.
     public static func list(on db: isolated PostgresConnection) throws -> [ConnectionSettings] {
         try db.query("\(select) ORDER BY id").map(ConnectionSettings.init(row:))
     }

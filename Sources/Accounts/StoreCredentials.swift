@@ -26,43 +26,35 @@ public struct GoogleCredentials: Sendable, Equatable {
     public let pushJWKSURL: String?
 }
 
-/// A connection's credentials as of one `StoreConnection.settingsRevision`.
-public struct Credentialed<Credentials: Sendable & Equatable>: Sendable, Equatable {
-    public let revision: Int64
-    public let credentials: Credentials
-}
-
 /// Reading a connection's credentials, apart from the connection itself so that only the code that builds a
-/// store client ever holds them.
+/// store client ever holds them. Each read is of the connection's settings revision as the caller read it:
+/// nil when the row changed since (or is gone, or is of the other store), so a client is never built from a
+/// connection of one revision and credentials of another.
 public enum StoreCredentials {
-    /// The Apple credentials of connection `id`, or nil when it is gone or not an Apple connection.
-    public static func apple(connectionID id: Int64) -> PostgresQuery<Credentialed<AppleCredentials>?> {
+    public static func apple(of connection: StoreConnection) -> PostgresQuery<AppleCredentials?> {
         PostgresQuery("""
-            SELECT settings_revision, api_key_id, api_issuer_id, api_private_key, api_base_url, trusted_roots_pem
-            FROM store_connections WHERE id = $1 AND store = 'apple'
-            """, [id]) { rows in
+            SELECT api_key_id, api_issuer_id, api_private_key, api_base_url, trusted_roots_pem
+            FROM store_connections WHERE id = $1 AND store = 'apple' AND settings_revision = $2
+            """, [connection.id, connection.settingsRevision]) { rows in
             try rows.first.map { row in
-                Credentialed(revision: try row.decode(0), credentials: AppleCredentials(
-                    keyID: try row.decodeOptional(1), issuerID: try row.decodeOptional(2),
-                    privateKeyPEM: try row.decodeOptional(3), baseURL: try row.decodeOptional(4),
-                    trustedRootsPEM: try row.decodeOptional(5)))
+                AppleCredentials(keyID: try row.decodeOptional(0), issuerID: try row.decodeOptional(1),
+                                 privateKeyPEM: try row.decodeOptional(2), baseURL: try row.decodeOptional(3),
+                                 trustedRootsPEM: try row.decodeOptional(4))
             }
         }
     }
 
-    /// The Google credentials of connection `id`, or nil when it is gone or not a Google connection.
-    public static func google(connectionID id: Int64) -> PostgresQuery<Credentialed<GoogleCredentials>?> {
+    public static func google(of connection: StoreConnection) -> PostgresQuery<GoogleCredentials?> {
         PostgresQuery("""
-            SELECT settings_revision, api_client_email, api_private_key, api_token_uri, api_base_url, push_audience,
-                   push_service_account, push_jwks_url
-            FROM store_connections WHERE id = $1 AND store = 'google'
-            """, [id]) { rows in
+            SELECT api_client_email, api_private_key, api_token_uri, api_base_url, push_audience, push_service_account,
+                   push_jwks_url
+            FROM store_connections WHERE id = $1 AND store = 'google' AND settings_revision = $2
+            """, [connection.id, connection.settingsRevision]) { rows in
             try rows.first.map { row in
-                Credentialed(revision: try row.decode(0), credentials: GoogleCredentials(
-                    clientEmail: try row.decodeOptional(1), privateKeyPEM: try row.decodeOptional(2),
-                    tokenURI: try row.decodeOptional(3), baseURL: try row.decodeOptional(4),
-                    pushAudience: try row.decodeOptional(5), pushServiceAccount: try row.decodeOptional(6),
-                    pushJWKSURL: try row.decodeOptional(7)))
+                GoogleCredentials(clientEmail: try row.decodeOptional(0), privateKeyPEM: try row.decodeOptional(1),
+                                  tokenURI: try row.decodeOptional(2), baseURL: try row.decodeOptional(3),
+                                  pushAudience: try row.decodeOptional(4), pushServiceAccount: try row.decodeOptional(5),
+                                  pushJWKSURL: try row.decodeOptional(6))
             }
         }
     }

@@ -178,7 +178,7 @@ enum AccountReference: Sendable {
     func resolve(on pool: PostgresPool) async throws -> Int64 {
         let found = try await pool.withConnection { db in
             switch self {
-            case .id(let id): try await AccountDirectory.id(existing: id, on: db)
+            case .id(let id): try await AccountDirectory.exists(id: id, on: db) ? id : nil
             case .host(let host): try await AccountDirectory.id(host: host, on: db)
             }
         }

@@ -2,7 +2,6 @@ import Accounts
 import AppStore
 import Foundation
 import GooglePlay
-import Mirror
 import Postgres
 import StoreModel
 import Synchronization

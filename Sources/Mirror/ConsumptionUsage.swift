@@ -9,6 +9,7 @@ public struct ConsumptionUsage: Sendable, Equatable {
     public let consumptionPercentage: Int?
     public let refundPreference: String?
 
+    /// What was recorded for the transaction, nil when the backend recorded nothing (Apple then gets no answer).
     public static func find(_ transactionID: String, on db: isolated PostgresConnection) throws -> ConsumptionUsage? {
         try db.query("""
             SELECT customer_consented, delivery_status, sample_content_provided, consumption_percentage, refund_preference

@@ -1,4 +1,3 @@
-import Accounts
 import Foundation
 import Postgres
 import StoreModel

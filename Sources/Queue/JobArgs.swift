@@ -57,6 +57,7 @@ public enum JobPayload {
     /// The longest reason a decoding failure gives; coding paths of nested arrays can grow.
     static let maxReason = 300
 
+    /// One job's payload, as every writer of the kind must spell it.
     public static func encode<Args: JobArgs>(_ args: Args) throws -> String {
         try encode([args])[0]
     }

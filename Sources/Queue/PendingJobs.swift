@@ -7,13 +7,17 @@ extension JobQueue {
     /// lease index serves it (one priority, read from the latest due backwards).
     public static func lastUntriedDue(priority: Int16, uniqueKeyPrefix: String,
                                       on db: isolated PostgresConnection) throws -> Date? {
-        let pattern = uniqueKeyPrefix.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%"
-        return try db.query("""
+        try db.query("""
             SELECT run_at FROM jobs
             WHERE priority = $1 AND run_at > now() AND attempt = 0 AND unique_key LIKE $2
             ORDER BY run_at DESC LIMIT 1
-            """, [Int(priority), pattern]).first?.decode(0)
+            """, [Int(priority), likePrefix(uniqueKeyPrefix)]).first?.decode(0)
+    }
+
+    /// A LIKE pattern matching what starts with `prefix`, its own `%`, `_` and backslash taken literally.
+    static func likePrefix(_ prefix: String) -> String {
+        prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
     }
 
     /// The database's clock, the one run_at and leases are compared with.

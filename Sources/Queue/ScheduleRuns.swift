@@ -18,13 +18,23 @@ public struct ScheduleRun: Sendable {
         try db.query("""
             SELECT r.schedule, r.period, r.claimed_by, r.claimed_at,
                    EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id),
-                   coalesce((SELECT count(*) FROM jobs j WHERE j.unique_key LIKE f.prefix || '%'), 0)
+                   CASE WHEN f.pattern IS NULL THEN 0
+                        ELSE (SELECT count(*) FROM jobs j WHERE j.unique_key LIKE f.pattern) END
             FROM (SELECT DISTINCT ON (schedule) * FROM schedule_runs ORDER BY schedule, claimed_at DESC) r
-            LEFT JOIN unnest($1::text[], $2::text[]) AS f(schedule, prefix) ON f.schedule = r.schedule
+            LEFT JOIN unnest($1::text[], $2::text[]) AS f(schedule, pattern) ON f.schedule = r.schedule
             ORDER BY r.schedule
-            """, [PostgresArray(Array(fannedOut.keys)), PostgresArray(Array(fannedOut.values))]).map {
+            """, [PostgresArray(Array(fannedOut.keys)), PostgresArray(fannedOut.values.map(JobQueue.likePrefix))]).map {
             ScheduleRun(schedule: try $0.decode(0), period: try $0.decode(1), claimedBy: try $0.decode(2),
                         claimedAt: try $0.decode(3), running: try $0.decode(4), fannedOutPending: try $0.decode(5))
         }
+    }
+}
+
+extension ScheduleRun {
+    /// Drops claims older than `days`: the schedule's unique key keeps a period from running twice only while
+    /// its claim is there, and no period that old is claimed again.
+    public static func purge(olderThanDays days: Int, pool: PostgresPool) async throws -> Int {
+        try await pool.query("DELETE FROM schedule_runs WHERE claimed_at < now() - $1 * interval '1 day'", [days])
+            .affectedRows
     }
 }

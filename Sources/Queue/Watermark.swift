@@ -14,11 +14,13 @@ public struct Watermark: Sendable {
         self.cursor = cursor
     }
 
+    /// The connection's mark for `sweep`, nil before its first run.
     public static func read(connectionID: Int64, sweep: String, on db: isolated PostgresConnection) throws -> Watermark? {
         try db.query("SELECT watermark, cursor FROM sweep_watermarks WHERE connection_id = $1 AND sweep = $2",
                      [connectionID, sweep]).first.map { Watermark(watermark: try $0.decode(0), cursor: try $0.decodeOptional(1)) }
     }
 
+    /// Records where the sweep stands now (and the page to resume from, if any).
     public static func write(_ mark: Watermark, connectionID: Int64, sweep: String, on db: isolated PostgresConnection) throws {
         _ = try db.query("""
             INSERT INTO sweep_watermarks (connection_id, sweep, watermark, cursor) VALUES ($1, $2, $3, $4)

@@ -58,6 +58,7 @@ public struct JobHandlers: Sendable {
 
     public init() {}
 
+    /// Files `handler` under its args' kind: the kind is spelled once, by the args type.
     public mutating func register<Handler: JobHandler>(_ handler: Handler) {
         handlers[Handler.kind.name] = handler
     }

@@ -4,11 +4,12 @@ import Queue
 /// Housekeeping run by the hourly `purge` schedule: drops dedup receipts past their 7-day window and
 /// schedule claims older than 90 days, in bounded batches.
 public struct PurgeHandler: JobHandler {
-    /// The `queue.purge` job's args: the hour it runs for.
+    /// The `queue.purge` job's args: the hour it runs for, when the schedule queued it (an operator's
+    /// `storesync enqueue queue.purge` names none).
     public struct Args: ScheduledJobArgs {
         public static let kind: JobKind = "queue.purge"
-        public let schedule: String
-        public let period: String
+        public let schedule: String?
+        public let period: String?
 
         public init(schedule: String, period: String) {
             self.schedule = schedule
@@ -22,8 +23,7 @@ public struct PurgeHandler: JobHandler {
 
     public func run(_ args: Args, job: LeasedJob, context: JobContext) async throws -> JobResult {
         let receipts = try await NotificationReceipts.purge(pool: context.pool)
-        let claims = try await context.pool.query(
-            "DELETE FROM schedule_runs WHERE claimed_at < now() - interval '90 days'").affectedRows
+        let claims = try await ScheduleRun.purge(olderThanDays: 90, pool: context.pool)
         context.logger.info("purged", ["receipts": .int(receipts), "schedule_runs": .int(claims)])
         return .done("purged \(receipts) receipts")
     }

@@ -12,12 +12,12 @@ import Testing
                 let first = try AccountDirectory.addIfAbsent(host: "a.example.com", name: "A", on: db)
                 let again = try AccountDirectory.addIfAbsent(host: "a.example.com", name: "other", on: db)
                 return (first, again, try AccountDirectory.id(host: "a.example.com", on: db),
-                        try AccountDirectory.id(existing: first ?? 0, on: db), try AccountDirectory.id(host: "b.example.com", on: db),
+                        try AccountDirectory.exists(id: first ?? 0, on: db), try AccountDirectory.id(host: "b.example.com", on: db),
                         try AccountDirectory.list(on: db))
             }
             let id = try #require(first)
             #expect(again == nil)
-            #expect(byHost == id && byID == id && missing == nil)
+            #expect(byHost == id && byID && missing == nil)
             #expect(all.map(\.host) == ["a.example.com"] && all.map(\.name) == ["A"])
         }
     }

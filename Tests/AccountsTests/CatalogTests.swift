@@ -58,7 +58,7 @@ import Testing
             #expect(apple.store == .apple && apple.environment == .production && apple.appAppleID == 1_234_567_890)
             #expect(!apple.requireIssuedTokens && apple.answerConsumptionRequests)
             #expect(apple.consumptionRefundPreference == "GRANT_PRORATED")
-            let credentials = try await database.pool.query(StoreCredentials.apple(connectionID: apple.id))?.credentials
+            let credentials = try await database.pool.query(StoreCredentials.apple(of: apple))
             #expect(credentials?.keyID == "KEY123")
             #expect(credentials?.baseURL == "http://127.0.0.1:1/simulator" && credentials?.privateKeyPEM == nil)
             let settings = try await database.pool.transaction { db in try ConnectionSettings.get(id: apple.id, on: db) }
@@ -151,18 +151,23 @@ import Testing
     }
 
     /// A store client knows its credentials are stale by the connection's revision alone: every change of the
-    /// row moves it, and a connection's credentials are only those of its own store.
+    /// row moves it, credentials are read only at the revision the connection was read at, and a connection's
+    /// credentials are only those of its own store.
     @Test func credentialsAreReadApartAndTheirRevisionMovesWithEveryChange() async throws {
         try await TestDatabase.with { database in
             let fixture = try await AccountFixture.make(database)
             let id = fixture.connection.id
             #expect(fixture.connection.settingsRevision == 1)
-            #expect(try await database.pool.query(StoreCredentials.google(connectionID: id)) == nil)
+            #expect(try await database.pool.query(StoreCredentials.google(of: fixture.connection)) == nil)
             _ = try await database.pool.query("UPDATE store_connections SET api_private_key = 'PEM' WHERE id = $1", [id])
             let changed = try await database.pool.transaction { db in try StoreConnections.get(id: id, on: db) }
-            let loaded = try await database.pool.query(StoreCredentials.apple(connectionID: id))
-            #expect(changed?.settingsRevision == 2 && loaded?.revision == 2)
-            #expect(loaded?.credentials.privateKeyPEM == "PEM")
+            #expect(try await database.pool.query(StoreCredentials.apple(of: fixture.connection)) == nil)
+            let current = try #require(changed)
+            #expect(current.settingsRevision == 2)
+            #expect(try await database.pool.query(StoreCredentials.apple(of: current))?.privateKeyPEM == "PEM")
+            _ = try await database.pool.query("UPDATE store_connections SET api_private_key = 'PEM' WHERE id = $1", [id])
+            let unchanged = try await database.pool.transaction { db in try StoreConnections.get(id: id, on: db) }
+            #expect(unchanged?.settingsRevision == 2, "an update that changes nothing keeps the revision")
             #expect(changed != fixture.connection)
         }
     }

@@ -257,6 +257,31 @@ import Testing
         }
     }
 
+    /// A worker keeps a connection's clients across jobs, yet a key changed after they were built is the one the
+    /// connection's next job signs with (the connection's settings revision moved), and so is the key set back.
+    @Test func aKeyChangedAfterTheClientsWereBuiltIsUsedFromTheNextJobOn() async throws {
+        try await Pipeline.with { pipeline in
+            let id = pipeline.connection.id
+            let keyID: String = try await pipeline.database.pool.query(
+                "SELECT api_key_id FROM store_connections WHERE id = $1", [id])[0].decode(0)
+            let first = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
+            try await pipeline.settle()
+            #expect(try await pipeline.invoices(first.originalTransactionId).count == 1)
+
+            try await pipeline.database.pool.query("UPDATE store_connections SET api_key_id = 'UNKNOWN1' WHERE id = $1", [id])
+            _ = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
+            try await pipeline.settle()
+            let reasons = try await pipeline.deadLetterReasons()
+            #expect(reasons.count == 1 && reasons.first?.hasPrefix("App Store API unauthorized") == true, "\(reasons)")
+
+            try await pipeline.database.pool.query("UPDATE store_connections SET api_key_id = $2 WHERE id = $1", [id, keyID])
+            let third = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
+            try await pipeline.settle()
+            #expect(try await pipeline.invoices(third.originalTransactionId).count == 1)
+            #expect(try await pipeline.deadLetterReasons().count == 1)
+        }
+    }
+
     @Test(arguments: [true, false])
     func aConsumptionRequestIsAnsweredOnlyWithConsent(consented: Bool) async throws {
         try await withRecordedUsage(consented: consented, preference: "DECLINE") { pipeline, buy in

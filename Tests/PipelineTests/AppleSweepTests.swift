@@ -47,8 +47,8 @@ import Testing
                 try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD")
             }
             // Read the first page as a sweep would have before crashing, and save its cursor.
-            let credentials = try await pipeline.database.pool.query(StoreCredentials.apple(connectionID: pipeline.connection.id))
-            let key = try PrivateKey(pem: try #require(credentials?.credentials.privateKeyPEM))
+            let credentials = try await pipeline.database.pool.query(StoreCredentials.apple(of: pipeline.connection))
+            let key = try PrivateKey(pem: try #require(credentials?.privateKeyPEM))
             let verifier = try SignedDataVerifier(roots: [pipeline.simulator.rootCertificate], bundleID: Pipeline.bundleID,
                                                   appAppleID: Pipeline.appAppleID, environment: .production)
             let http = try HTTPClient()

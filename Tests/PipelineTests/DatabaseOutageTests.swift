@@ -12,7 +12,6 @@ import TestSupport
 @Suite struct DatabaseOutageTests {
     @Test("a purchase refused during a database outage is mirrored from the notification history once the database is back")
     func refusedPurchaseIsSweptIn() async throws {
-        #expect(OutageSweepHandler.kind == OutageSweepArgs.kind)
         try await Pipeline.with { pipeline in
             let customer = try await pipeline.customer()
             let lineage = try await pipeline.simulator.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GooglePlay
-import Mirror
 
 extension ConnectionsCommand {
     /// A service-account JSON key is a few kilobytes; anything far larger is not one.

@@ -1,7 +1,6 @@
 import Accounts
 import Crypto
 import Foundation
-import Mirror
 import StoreModel
 
 struct ConnectionsCommand: Command {
@@ -249,7 +248,6 @@ struct ConnectionsCommand: Command {
                           : "connection \(added.connection.id) added: \(describe(added))")
         return 0
     }
-
 
     private static func list(json: Bool, environment: Environment) async throws -> Int32 {
         let connections = try await environment.withPool { pool in

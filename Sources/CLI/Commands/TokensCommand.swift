@@ -1,7 +1,6 @@
 import Accounts
 import Crypto
 import Foundation
-import Mirror
 
 struct TokensCommand: Command {
     static let name = "tokens"

@@ -3,7 +3,6 @@ import AppStore
 import Crypto
 import Foundation
 import GooglePlay
-import Mirror
 import Postgres
 import Simulator
 import StoreModel

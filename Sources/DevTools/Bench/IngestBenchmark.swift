@@ -7,7 +7,6 @@ import HTTP
 import Ingest
 import Metrics
 import Migrations
-import Mirror
 import Postgres
 import Synchronization
 import TestPKI

@@ -3,7 +3,6 @@ import CLI
 import Crypto
 import Foundation
 import Ingest
-import Mirror
 import Simulator
 import StoreModel
 import Sync

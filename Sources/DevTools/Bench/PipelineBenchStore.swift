@@ -1,6 +1,5 @@
 import Accounts
 import Foundation
-import Mirror
 
 /// The store-specific half of `bench pipeline`: its simulator, the connection that points StoreSync at it,
 /// and the scenario calls that make it notify. Everything measured and reported is shared, so the stores'

@@ -8,7 +8,6 @@ import Ingest
 import Logging
 import Metrics
 import Migrations
-import Mirror
 import Postgres
 import StoreModel
 import Sync

@@ -4,7 +4,6 @@ import Crypto
 import Foundation
 import HTTP
 import Migrations
-import Mirror
 import Postgres
 import Simulator
 import StoreModel

@@ -50,10 +50,10 @@ final class AppleStoreClients: Sendable {
     /// revision yet.
     func tools(for connection: StoreConnection, pool: PostgresPool) async throws -> Tools {
         if let tools = cache.cached(for: connection) { return tools }
-        guard let loaded = try await pool.query(StoreCredentials.apple(connectionID: connection.id)) else {
-            throw JobFailure.permanent("store connection \(connection.id) no longer exists")
+        guard let credentials = try await pool.query(StoreCredentials.apple(of: connection)) else {
+            throw ConnectionCache<Tools>.changed(connection)
         }
-        return try cache.value(for: connection) { try build($0, loaded.credentials) }
+        return try cache.value(for: connection) { try build($0, credentials) }
     }
 
     private func build(_ connection: StoreConnection, _ credentials: AppleCredentials) throws -> Tools {

@@ -3,7 +3,6 @@ import Crypto
 import Foundation
 import IngestJobs
 import Logging
-import Mirror
 import Postgres
 import Queue
 import StoreModel

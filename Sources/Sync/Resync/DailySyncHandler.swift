@@ -1,6 +1,5 @@
 import Accounts
 import Foundation
-import Mirror
 import Postgres
 import Queue
 import Worker

@@ -1,7 +1,6 @@
 import Accounts
 import Foundation
 import IngestJobs
-import Mirror
 import Queue
 import StoreModel
 import Worker

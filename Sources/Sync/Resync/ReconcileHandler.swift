@@ -1,6 +1,5 @@
 import Accounts
 import Foundation
-import Mirror
 import Queue
 import StoreModel
 import Worker

@@ -1,7 +1,6 @@
 import Accounts
 import Foundation
 import Logging
-import Mirror
 import Postgres
 import Queue
 
