@@ -39,23 +39,26 @@ public enum Purchases {
 
     /// A lineage to resync, with the MD5 of its name (hex) that resync unique keys carry.
     public struct ResyncCandidate: Sendable {
+        /// Where the next page starts (`resyncCandidates(after:)`).
+        public let purchaseID: Int64
         public let lineage: String
         public let digest: String
     }
 
-    /// The connection's lineages worth a resync, in purchase order: the live ones and those expired or revoked
-    /// within `horizon` (a late refund or recovery can still change them); or just `lineage`, whatever its state.
-    public static func resyncCandidates(connectionID: Int64, lineage: String?, horizon: Duration,
+    /// Up to `limit` of the connection's lineages worth a resync, in purchase order from after purchase `after`:
+    /// the live ones and those expired or revoked within `horizon` (a late refund or recovery can still change
+    /// them); or just `lineage`, whatever its state.
+    public static func resyncCandidates(connectionID: Int64, lineage: String?, horizon: Duration, after: Int64, limit: Int,
                                         on db: isolated PostgresConnection) throws -> [ResyncCandidate] {
         try db.query("""
-            SELECT p.lineage, md5(p.lineage) FROM store_purchases p
-            WHERE p.connection_id = $1
+            SELECT p.id, p.lineage, md5(p.lineage) FROM store_purchases p
+            WHERE p.connection_id = $1 AND p.id > $4
               AND ($2::text IS NULL OR p.lineage = $2)
               AND ($2::text IS NOT NULL OR p.store_state NOT IN ('expired', 'revoked') OR p.expires_at IS NULL
                    OR p.expires_at > now() - $3::bigint * interval '1 second')
-            ORDER BY p.id
-            """, [connectionID, lineage, Int64(horizon.components.seconds)]).map {
-            ResyncCandidate(lineage: try $0.decode(0), digest: try $0.decode(1))
+            ORDER BY p.id LIMIT $5
+            """, [connectionID, lineage, Int64(horizon.components.seconds), after, limit]).map {
+            ResyncCandidate(purchaseID: try $0.decode(0), lineage: try $0.decode(1), digest: try $0.decode(2))
         }
     }
 

@@ -32,8 +32,8 @@ public struct JobQueue: Sendable {
         [job.kind, job.payload, job.raw, job.headers, Int(job.priority), job.runAt, job.maxAttempts, job.uniqueKey]
     }
 
-    /// Adds many jobs of one kind in one statement, on `connection` inside the caller's transaction: the
-    /// daily resync's million lineages cost one round trip, not a million. A job whose unique key names one
+    /// Adds many jobs of one kind in one statement, on `connection` inside the caller's transaction: a page of
+    /// the daily resync's lineages costs one round trip, not one per lineage. A job whose unique key names one
     /// still pending is skipped and takes no place in the spread; the rest are due `spacing` apart in the order
     /// given, the first at `start`. Returns how many were added, and wakes idle workers when any was.
     ///

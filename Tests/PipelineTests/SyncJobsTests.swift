@@ -108,6 +108,37 @@ import Worker
         }
     }
 
+    /// Read and queued a page at a time, the lineages still make one spread: every one once, in purchase order,
+    /// each due one spacing after the one before across the pages' seams.
+    @Test func aFanOutOverSeveralPagesIsOneSpread() async throws {
+        try await TestDatabase.with { database in
+            let fixture = try await AccountFixture.make(database)
+            let lineages = (1...5).map { "lineage-\($0)" }
+            for lineage in lineages {
+                try await database.pool.query("""
+                    INSERT INTO store_purchases (connection_id, lineage, environment, store_product_id, store_state,
+                                                 expires_at, snapshot, as_of)
+                    VALUES ($1, $2, 'Production', 'pro.monthly', 'active', now() + interval '20 days', '{}', now())
+                    """, [fixture.connection.id, lineage])
+            }
+            var paged = ResyncSettings()
+            paged.fanOutPage = 2
+            let settings = paged
+            let connection = fixture.connection
+            let added = try await database.pool.transaction { db in
+                try ResyncPlanner.enqueue(connection: connection, batch: "daily", reason: "daily", settings: settings, on: db)
+            }
+            #expect(added == 5)
+            let jobs = try await database.pool.query("""
+                SELECT payload->>'lineage', extract(epoch FROM run_at - min(run_at) OVER ())::float8 FROM jobs ORDER BY run_at
+                """)
+            #expect(try jobs.map { try $0.decode(0, as: String.self) } == lineages)
+            let spacing = 1 / ResyncPlanner.rate(for: connection, share: settings.rateShare)
+            let offsets = try jobs.map { try $0.decode(1, as: Double.self) }
+            #expect(zip(offsets, (0..<5).map { Double($0) * spacing }).allSatisfy { abs($0 - $1) < 0.000_01 }, "\(offsets)")
+        }
+    }
+
     private static func resync<Kinds: StoreJobs>(_ kinds: Kinds.Type, payload: String) throws
         -> (connectionID: Int64, lineage: String, reason: String?)
     {

@@ -13,6 +13,9 @@ public struct ResyncSettings: Sendable {
     /// The share of the store's published per-endpoint rate limit resync jobs are spread to use; the rest
     /// stays free for notifications (which also lease first: resyncs have a lower priority).
     public var rateShare: Double = 0.5
+    /// Lineages the planner reads and queues per statement: a connection's million lineages then hold a worker's
+    /// memory to one page, at a hundred round trips inside the fan-out's transaction.
+    public var fanOutPage = 10_000
 
     public init() {}
 }
@@ -51,18 +54,28 @@ public enum ResyncPlanner {
                                on db: isolated PostgresConnection) throws -> Int {
         let spacing = Duration.microseconds(Int64((1_000_000 / rate(for: connection, share: settings.rateShare)).rounded()))
         return try enqueue(connection.store.jobs, connectionID: connection.id, lineage: lineage, batch: batch, reason: reason,
-                           start: start, spacing: spacing, horizon: settings.horizon, priority: priority, on: db)
+                           start: start, spacing: spacing, settings: settings, priority: priority, on: db)
     }
 
-    /// The lineages to resync, in the order they are spread, each with its unique key; then one fan-out.
+    /// The lineages to resync, a page at a time in the order they are spread, each with its unique key; each
+    /// page's fan-out starts where the jobs already added end, so the pages make one spread. The transaction's
+    /// `now()` is one instant, the start of every page alike.
     private static func enqueue<Kinds: StoreJobs>(_ kinds: Kinds.Type, connectionID: Int64, lineage: String?, batch: String,
-                                                  reason: String, start: Date?, spacing: Duration, horizon: Duration,
+                                                  reason: String, start: Date?, spacing: Duration, settings: ResyncSettings,
                                                   priority: Int16, on db: isolated PostgresConnection) throws -> Int {
-        let lineages = try Purchases.resyncCandidates(connectionID: connectionID, lineage: lineage, horizon: horizon, on: db)
-            .map { candidate in
+        let first = try start ?? JobQueue.now(on: db)
+        let step = Double(spacing.components.seconds) + Double(spacing.components.attoseconds) / 1e18
+        var added = 0
+        var after: Int64 = 0
+        while true {
+            let page = try Purchases.resyncCandidates(connectionID: connectionID, lineage: lineage, horizon: settings.horizon,
+                                                      after: after, limit: settings.fanOutPage, on: db)
+            added += try JobQueue.fanOut(page.map { candidate in
                 (args: ResyncArgs<Kinds>(connectionID: connectionID, lineage: candidate.lineage, reason: reason),
                  uniqueKey: Optional("resync:\(batch):\(connectionID):\(candidate.digest)"))
-            }
-        return try JobQueue.fanOut(lineages, priority: priority, start: start, spacing: spacing, on: db)
+            }, priority: priority, start: first.addingTimeInterval(Double(added) * step), spacing: spacing, on: db)
+            guard page.count == settings.fanOutPage, let last = page.last else { return added }
+            after = last.purchaseID
+        }
     }
 }
