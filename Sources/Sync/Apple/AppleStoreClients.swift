@@ -49,11 +49,7 @@ final class AppleStoreClients: Sendable {
     /// The connection's tools; its credentials are read only when this process has none for its settings
     /// revision yet.
     func tools(for connection: StoreConnection, pool: PostgresPool) async throws -> Tools {
-        if let tools = cache.cached(for: connection) { return tools }
-        guard let credentials = try await pool.query(StoreCredentials.apple(of: connection)) else {
-            throw ConnectionCache<Tools>.changed(connection)
-        }
-        return try cache.value(for: connection) { try build($0, credentials) }
+        try await cache.value(for: connection, credentials: StoreCredentials.apple(of: connection), pool: pool, build: build)
     }
 
     private func build(_ connection: StoreConnection, _ credentials: AppleCredentials) throws -> Tools {

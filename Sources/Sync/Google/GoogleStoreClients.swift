@@ -56,11 +56,7 @@ final class GoogleStoreClients: Sendable {
     /// The connection's tools; its credentials are read only when this process has none for its settings
     /// revision yet.
     func tools(for connection: StoreConnection, pool: PostgresPool) async throws -> Tools {
-        if let tools = cache.cached(for: connection) { return tools }
-        guard let credentials = try await pool.query(StoreCredentials.google(of: connection)) else {
-            throw ConnectionCache<Tools>.changed(connection)
-        }
-        return try cache.value(for: connection) { try build($0, credentials) }
+        try await cache.value(for: connection, credentials: StoreCredentials.google(of: connection), pool: pool, build: build)
     }
 
     private func build(_ connection: StoreConnection, _ credentials: GoogleCredentials) throws -> Tools {
