@@ -12,7 +12,7 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0011__worker_column_grants.sql",
                                     "V0012__account_token_integrity.sql",
                                     "V0013__ingest_connection_trust.sql",
-                                    "V0014__connection_settings_revision.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0014__connection_settings_revision.sql", "V0015__api_clients.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 

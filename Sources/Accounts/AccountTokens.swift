@@ -29,7 +29,7 @@ public enum AccountTokens {
             return Issued(token: active, secret: nil, reused: true)
         }
         let token = UUID().uuidString.lowercased()
-        let secret = randomSecret()
+        let secret = Secrets.random()
         _ = try db.query("""
             INSERT INTO account_tokens (token, account_id, customer_id, secret_sha256) VALUES ($1::uuid, $2, $3::uuid, $4::bytea)
             """, [token, accountID, customerID, sha256(Data(secret.utf8))])
@@ -43,24 +43,5 @@ public enum AccountTokens {
             UPDATE account_tokens SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
             WHERE token = $1::uuid RETURNING 1
             """, [token]).isEmpty
-    }
-
-    /// 48 characters from a 62-letter alphabet (≈ 285 bits), from the system's CSPRNG. Each 64-bit draw
-    /// (one `getrandom` call) yields ten 6-bit indices; the two above the alphabet are rejected, which keeps
-    /// every letter equally likely. Drawing per character cost a system call per character.
-    private static func randomSecret() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-        var generator = SystemRandomNumberGenerator()
-        var secret: [UInt8] = []
-        secret.reserveCapacity(48)
-        while secret.count < 48 {
-            var bits = generator.next()
-            for _ in 0..<10 where secret.count < 48 {
-                let index = Int(bits & 63)
-                bits >>= 6
-                if index < alphabet.count { secret.append(alphabet[index]) }
-            }
-        }
-        return String(decoding: secret, as: UTF8.self)
     }
 }

@@ -9,6 +9,8 @@ public struct AccountsError: Error, CustomStringConvertible, Sendable, Equatable
         /// The store connection does not exist (deleted while its jobs were queued), or a row names a store or
         /// environment this build does not know.
         public static let unknownConnection = Code("unknown connection")
+        /// An API client's name or scopes break the rules for them.
+        public static let invalidClient = Code("invalid client")
         public var description: String { name }
     }
 

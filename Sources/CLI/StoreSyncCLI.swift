@@ -99,7 +99,7 @@ public enum StoreSyncCLI {
         commands: [
             MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self,
             DeadLettersCommand.self, AccountsCommand.self, ConnectionsCommand.self, PlansCommand.self, ProductsCommand.self,
-            CustomersCommand.self, TokensCommand.self, SyncCommand.self, VerifyCommand.self,
+            CustomersCommand.self, TokensCommand.self, APIClientsCommand.self, SyncCommand.self, VerifyCommand.self,
         ],
         epilogue: """
             Run `storesync COMMAND --help` for a command's options. Configuration comes from the environment:

@@ -39,5 +39,6 @@ extension Migration {
         Migration(version: 13, name: "ingest_connection_trust", bytes: PackageResources.V0013__ingest_connection_trust_sql),
         Migration(version: 14, name: "connection_settings_revision",
                   bytes: PackageResources.V0014__connection_settings_revision_sql),
+        Migration(version: 15, name: "api_clients", bytes: PackageResources.V0015__api_clients_sql),
     ]
 }

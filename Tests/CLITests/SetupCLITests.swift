@@ -366,7 +366,7 @@ import Testing
     }
 
     @Test func helpIsAvailableForEverySetupCommand() async throws {
-        for command in ["connections", "plans", "products", "customers", "tokens"] {
+        for command in ["connections", "plans", "products", "customers", "tokens", "api-clients"] {
             let result = try await ChildProcess.run("storesync", [command, "--help"])
             #expect(result.status == 0)
             #expect(result.stdout.contains("usage: storesync \(command)"))

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// A login role of its own for one test, a member of one of StoreSync's least-privilege roles
-/// (`storesync_worker`, `storesync_ingest`), so a test runs the daemon with exactly the grants production gives it.
+/// (`storesync_worker`, `storesync_ingest`, `storesync_api`), so a test runs the daemon with exactly the grants production gives it.
 /// Roles belong to the whole cluster: the name is unique to the test's database, and `drop()` removes it.
 public struct TestRole: Sendable {
     public let name: String
