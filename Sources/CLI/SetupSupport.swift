@@ -202,3 +202,20 @@ extension SetupError {
         }
     }
 }
+
+extension SetupError {
+    /// `COMMAND revoke ID`, as every revocable credential has it: the id is a UUID, revoking again is fine, and
+    /// an id nothing has is "not found". `noun` names the credential in the messages ("account token").
+    static func revoke(_ noun: String, _ arguments: inout Arguments, environment: Environment, placeholder: String,
+                       _ revoke: @escaping @Sendable (String, isolated PostgresConnection) throws -> Bool) async throws
+        -> Int32
+    {
+        guard let text = arguments.positional() else { throw UsageError("revoke needs a \(placeholder)") }
+        try arguments.finish()
+        let id = try Parse.uuid(text, placeholder)
+        let revoked = try await environment.withPool { pool in try await pool.transaction { db in try revoke(id, db) } }
+        guard revoked else { throw SetupError(.notFound, "no \(noun) \(id)") }
+        Output.print("\(noun) \(id) revoked")
+        return 0
+    }
+}

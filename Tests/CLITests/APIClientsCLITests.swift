@@ -6,10 +6,6 @@ import Testing
 /// `storesync api-clients`: the operator's way to give a backend Mobile Stores API credentials, run as an
 /// operator runs it.
 @Suite struct APIClientsCLITests {
-    private static func object(_ text: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
-    }
-
     @Test func aClientIsAddedWithItsSecretShownOnceListedWithoutItAndRevoked() async throws {
         try await TestDatabase.with { database in
             let env = ["DATABASE_URL": database.url]
@@ -19,7 +15,7 @@ import Testing
             #expect(try await run(["accounts", "add", "--host", "billing.example.com"]).status == 0)
             let added = try await run(["api-clients", "add", "--account", "billing.example.com", "--name", "backend", "--json"])
             #expect(added.status == 0, "\(added.stderr)")
-            let client = try Self.object(added.stdout)
+            let client = try jsonObject(added.stdout)
             let clientID = try #require(client["client_id"] as? String)
             let secret = try #require(client["client_secret"] as? String)
             #expect(secret.count == 48 && client["scopes"] as? [String] == ["access-global-api"])

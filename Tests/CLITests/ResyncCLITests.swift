@@ -5,10 +5,6 @@ import Testing
 
 /// `storesync sync`, the schedules in `storesync status`, and `storesync-dev bench resync`.
 @Suite struct ResyncCLITests {
-    private static func object(_ text: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
-    }
-
     @Test(arguments: [
         (["sync"], "--connection is required"),
         (["sync", "--connection", "x"], "--connection must be a positive integer id"),
@@ -56,7 +52,7 @@ import Testing
                 """)
             let all = try await ChildProcess.run("storesync", ["sync", "--connection", "1", "--json"], environment: env)
             #expect(all.status == 0, "\(all.stderr)")
-            #expect(try Self.object(all.stdout)["enqueued"] as? Int == 2)
+            #expect(try jsonObject(all.stdout)["enqueued"] as? Int == 2)
             let one = try await ChildProcess.run("storesync", ["sync", "--connection", "1", "--purchase", "2"], environment: env)
             #expect(one.stdout.contains("1 resync job(s) enqueued"))
             let missing = try await ChildProcess.run("storesync", ["sync", "--connection", "1", "--purchase", "9"], environment: env)
@@ -66,7 +62,7 @@ import Testing
                 "INSERT INTO schedule_runs (schedule, period, claimed_by) VALUES ('daily-sync', '2026-11-29', 'w1')")
             try await database.pool.query("INSERT INTO jobs (kind, unique_key) VALUES ('apple.resync', 'resync:daily:1:abc')")
             let status = try await ChildProcess.run("storesync", ["status", "--json"], environment: env)
-            let schedules = try #require(try Self.object(status.stdout)["schedules"] as? [[String: Any]])
+            let schedules = try #require(try jsonObject(status.stdout)["schedules"] as? [[String: Any]])
             #expect(schedules.first?["schedule"] as? String == "daily-sync")
             #expect(schedules.first?["resyncs_pending"] as? Int == 1)
             #expect(schedules.first?["drift"] as? Int == 0)
@@ -79,7 +75,7 @@ import Testing
                                                     environment: ["DATABASE_URL": database.url, "STORESYNC_LOG_LEVEL": "error"],
                                                     timeout: .seconds(120))
             #expect(result.status == 0, "\(result.stderr)")
-            let figures = try Self.object(result.stdout)
+            let figures = try jsonObject(result.stdout)
             for store in ["apple", "google"] {
                 #expect((figures["\(store)_purchases_per_sec"] as? Double ?? 0) > 0)
                 #expect(figures["\(store)_default_budget_per_sec"] as? Double == 25)

@@ -27,10 +27,6 @@ import Testing
          "--key-id", "ABC123DEFG", "--issuer-id", issuer, "--private-key", keyFile]
     }
 
-    private static func object(_ text: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text)")
-    }
-
     @Test(arguments: [
         (["connections"], "say add, list or show"),
         (["connections", "add"], "say which store to connect: apple or google"),
@@ -157,7 +153,7 @@ import Testing
                                                environment: env).status == 0)
             let result = try await ChildProcess.run("storesync", arguments, environment: env)
             #expect(result.status == 0, "\(result.stderr)")
-            let printed = try Self.object(result.stdout)
+            let printed = try jsonObject(result.stdout)
             #expect(printed["amount_minor"] as? Int == Int(minorUnits))
             let stored = try await database.pool.query("SELECT amount_minor, currency FROM plan_prices WHERE id = $1",
                                                        [try #require(printed["id"] as? Int)])
@@ -176,7 +172,7 @@ import Testing
             let rootFile = Self.temporaryFile(root.pem)
             let account = try await ChildProcess.run("storesync", ["accounts", "add", "--host", "billing.example.com", "--json"],
                                                      environment: env)
-            let accountID = try #require(try Self.object(account.stdout)["id"] as? Int)
+            let accountID = try #require(try jsonObject(account.stdout)["id"] as? Int)
 
             let missing = try await ChildProcess.run("storesync", Self.appleArguments(account: "nobody.example.com",
                                                                                       keyFile: try Self.keyFile.get()),
@@ -190,7 +186,7 @@ import Testing
             ]
             let sandbox = try await ChildProcess.run("storesync", sandboxArguments, environment: env)
             #expect(sandbox.status == 0, "\(sandbox.stderr)")
-            let sandboxJSON = try Self.object(sandbox.stdout)
+            let sandboxJSON = try jsonObject(sandbox.stdout)
             let sandboxID = try #require(sandboxJSON["id"] as? Int)
             // Created after 2026-10-28 without the option: only issued tokens link.
             #expect(sandboxJSON["require_issued_tokens"] as? Bool == true)
@@ -243,7 +239,7 @@ import Testing
 
             let show = try await ChildProcess.run("storesync", ["connections", "show", String(sandboxID)], environment: env)
             #expect(show.status == 0, "\(show.stderr)")
-            let shown = try Self.object(show.stdout)
+            let shown = try jsonObject(show.stdout)
             #expect(shown["api_private_key"] as? String == "(set)")
             #expect(shown["api_key_id"] as? String == "ABC123DEFG")
             #expect(shown["trusted_roots"] as? [String] == [root.subject])
@@ -268,7 +264,7 @@ import Testing
             #expect(try await run(["accounts", "add", "--host", "billing.example.com"]).status == 0)
             #expect(try await run(["accounts", "add", "--host", "other.example.com"]).status == 0)
             let connection = try await run(Self.appleArguments(keyFile: try Self.keyFile.get()) + ["--json"])
-            let connectionID = String(try #require(try Self.object(connection.stdout)["id"] as? Int))
+            let connectionID = String(try #require(try jsonObject(connection.stdout)["id"] as? Int))
 
             let plan = try await run(["plans", "add", "--account", "billing.example.com", "--plan", "pro", "--price", "monthly",
                                       "--amount", "9.99", "--currency", "USD", "--entitlement", "pro", "--entitlement", "sync"])
@@ -281,7 +277,7 @@ import Testing
             #expect(try granted.map { try $0.decode(0, as: String.self) } == ["pro", "sync"])
             let foreign = try await run(["plans", "add", "--account", "other.example.com", "--plan", "basic", "--price", "yearly",
                                          "--amount", "1200", "--currency", "JPY", "--period", "P1Y", "--json"])
-            let foreignPriceID = String(try #require(try Self.object(foreign.stdout)["id"] as? Int))
+            let foreignPriceID = String(try #require(try jsonObject(foreign.stdout)["id"] as? Int))
 
             let empty = try await run(["products", "list", "--connection", connectionID])
             #expect(empty.stdout == "no products mapped on connection \(connectionID)\n")
@@ -310,7 +306,7 @@ import Testing
             let customer = try await run(["customers", "add", "--account", "billing.example.com", "--email", "ann@example.com",
                                           "--name", "Ann", "--json"])
             #expect(customer.status == 0, "\(customer.stderr)")
-            let customerID = try #require(try Self.object(customer.stdout)["id"] as? String)
+            let customerID = try #require(try jsonObject(customer.stdout)["id"] as? String)
             #expect(UUID(uuidString: customerID) != nil)
 
             let webID: Int64 = try await database.pool.query("""
@@ -319,7 +315,7 @@ import Testing
                 """, [customerID, priceID])[0].decode(0)
             let shown = try await run(["customers", "show", customerID.uppercased()])
             #expect(shown.status == 0, "\(shown.stderr)")
-            let summary = try Self.object(shown.stdout)
+            let summary = try jsonObject(shown.stdout)
             #expect(summary["id"] as? String == customerID && summary["email"] as? String == "ann@example.com")
             let subscriptions = try #require(summary["subscriptions"] as? [[String: Any]])
             #expect(subscriptions.map { $0["id"] as? Int } == [Int(webID)])
@@ -331,7 +327,7 @@ import Testing
             #expect(nobody.status == 1)
             #expect(nobody.stderr == "storesync customers: error: no customer 7f8c1c55-5a4b-4f7e-9b8e-0d3c2a1b0f9e\n")
 
-            let issued = try Self.object(try await run(["tokens", "issue", "--customer", customerID]).stdout)
+            let issued = try jsonObject(try await run(["tokens", "issue", "--customer", customerID]).stdout)
             let token = try #require(issued["account_token"] as? String)
             let secret = try #require(issued["client_secret"] as? String)
             #expect(issued["reused"] as? Bool == false)
@@ -342,7 +338,7 @@ import Testing
             let reused = try await run(["tokens", "issue", "--customer", customerID])
             #expect(reused.stdout == #"{"account_token":"\#(token)","client_secret":null,"reused":true}"# + "\n")
 
-            let rotated = try Self.object(try await run(["tokens", "issue", "--customer", customerID, "--rotate"]).stdout)
+            let rotated = try jsonObject(try await run(["tokens", "issue", "--customer", customerID, "--rotate"]).stdout)
             let newToken = try #require(rotated["account_token"] as? String)
             #expect(newToken != token)
             #expect(rotated["reused"] as? Bool == false)

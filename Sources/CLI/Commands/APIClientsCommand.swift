@@ -72,15 +72,10 @@ struct APIClientsCommand: Command {
             }
             return 0
         case "revoke"?:
-            guard let text = arguments.positional() else { throw UsageError("revoke needs a CLIENT_ID") }
-            try arguments.finish()
-            let clientID = try Parse.uuid(text, "CLIENT_ID")
-            let revoked = try await environment.withPool { pool in
-                try await pool.transaction { db in try APIClients.revoke(clientID: clientID, on: db) }
+            return try await SetupError.revoke("API client", &arguments, environment: environment,
+                                               placeholder: "CLIENT_ID") { clientID, db in
+                try APIClients.revoke(clientID: clientID, on: db)
             }
-            guard revoked else { throw SetupError(.notFound, "no API client \(clientID)") }
-            Output.print("API client \(clientID) revoked")
-            return 0
         case let other?:
             throw UsageError("unknown action \(Parse.quoted(other)); say add, list or revoke")
         case nil:

@@ -34,15 +34,10 @@ struct TokensCommand: Command {
             ]).text)
             return 0
         case "revoke"?:
-            guard let text = arguments.positional() else { throw UsageError("revoke needs a TOKEN") }
-            try arguments.finish()
-            let token = try Parse.uuid(text, "TOKEN")
-            let revoked = try await environment.withPool { pool in
-                try await pool.transaction { db in try AccountTokens.revoke(token: token, on: db) }
+            return try await SetupError.revoke("account token", &arguments, environment: environment,
+                                               placeholder: "TOKEN") { token, db in
+                try AccountTokens.revoke(token: token, on: db)
             }
-            guard revoked else { throw SetupError(.notFound, "no account token \(token)") }
-            Output.print("account token \(token) revoked")
-            return 0
         case let other?:
             throw UsageError("unknown action \(Parse.quoted(other)); say issue or revoke")
         case nil:
