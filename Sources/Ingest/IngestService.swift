@@ -92,6 +92,9 @@ public struct IngestService: Sendable {
     /// Starts storing webhooks (see `init`'s `accepting`).
     public func open() { accepting.turnOn() }
 
+    /// Whether webhooks are stored yet: what `serve`'s readiness waits for.
+    public var isAccepting: Bool { accepting.isOn }
+
     /// Lets `run()` commit what is pending and return; call after the server has stopped.
     public func close() async {
         stopped.turnOn()

@@ -24,6 +24,7 @@ import Testing
         let client: HTTPClient
         let ingestPool: PostgresPool
         let metrics: MetricsRegistry
+        let ingest: IngestService
 
         func post(_ path: String, _ body: Data, host: String = IngestServiceTests.host,
                   headers: [(name: String, value: String)] = []) async throws -> HTTPClientResponse {
@@ -42,7 +43,8 @@ import Testing
         }
     }
 
-    func withService(_ body: (Service) async throws -> Void) async throws {
+    /// - Parameter accepting: false starts the service as `serve` does, storing nothing until `ingest.open()`.
+    func withService(accepting: Bool = true, _ body: (Service) async throws -> Void) async throws {
         try await TestDatabase.with { database in
             let keyServer = try SignedWebhooks.startKeyServer()
             try await SignedWebhooks.addAccount(host: Self.host, jwksURL: "http://127.0.0.1:\(keyServer.port)/certs",
@@ -53,15 +55,17 @@ import Testing
             let metrics = MetricsRegistry()
             var router = HTTPRouter()
             let keysHTTP = try HTTPClient()
-            let ingest = IngestService(pool: ingestPool, metrics: metrics, keyCaches: GoogleKeyCaches(http: keysHTTP))
+            let ingest = IngestService(pool: ingestPool, metrics: metrics, keyCaches: GoogleKeyCaches(http: keysHTTP),
+                                       accepting: accepting)
             ingest.install(into: &router)
             let commits = Task { await ingest.run() }
-            OperationsEndpoints.install(into: &router, pool: ingestPool, metrics: metrics)
+            OperationsEndpoints.install(into: &router, pool: ingestPool, metrics: metrics, started: { ingest.isAccepting })
             var configuration = HTTPServerConfiguration()
             configuration.onRejection = { ingest.count($0) }
             let server = try HTTPServer(configuration: configuration, router: router)
             let client = try HTTPClient()
-            let service = Service(database: database, server: server, client: client, ingestPool: ingestPool, metrics: metrics)
+            let service = Service(database: database, server: server, client: client, ingestPool: ingestPool, metrics: metrics,
+                                  ingest: ingest)
             func shutDown() async {
                 await server.stop(grace: .seconds(1))
                 await ingest.close()
@@ -223,6 +227,20 @@ import Testing
             #expect(acknowledged > 0)
             #expect(statuses.allSatisfy { $0 == 200 || $0 == 0 || $0 == 503 })
             #expect(try await service.jobCount() == acknowledged)
+        }
+    }
+
+    /// Ready means a webhook sent now is stored: while `serve` is still opening (its database already reachable),
+    /// `/readyz` says 503 as the webhooks do, and 200 from the moment they are stored.
+    @Test func readinessWaitsUntilWebhooksAreStored() async throws {
+        try await withService(accepting: false) { (service: Service) async throws in
+            let early = try await service.get("/readyz")
+            #expect(early.status == 503)
+            #expect(String(decoding: early.body, as: UTF8.self) == #"{"error":"not ready: starting"}"#)
+            #expect(try await service.post("/webhook/apple", Self.appleBody).status == 503)
+            service.ingest.open()
+            #expect(try await service.get("/readyz").status == 200)
+            #expect(try await service.post("/webhook/apple", Self.appleBody).status == 200)
         }
     }
 

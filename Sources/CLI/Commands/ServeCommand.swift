@@ -52,7 +52,7 @@ struct ServeCommand: Command {
         let ingest = IngestService(pool: pool, metrics: metrics, keyCaches: GoogleKeyCaches(http: keysHTTP), accepting: false)
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
-        OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics)
+        OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics, started: { ingest.isAccepting })
         var serverConfiguration = listen.serverConfiguration
         serverConfiguration.onRejection = { ingest.count($0) }
         serverConfiguration.maxConnectionsPerClient = perClient == 0 ? nil : perClient
