@@ -6,6 +6,7 @@ import Operations
 import Postgres
 import Queue
 import Sync
+import Synchronization
 import Systemd
 import Worker
 
@@ -113,11 +114,21 @@ struct WorkCommand: Command {
         }
         // The operations listener is up before the database is: /readyz says 503 while the worker waits. A
         // stop meanwhile cancels only the wait; a running worker is stopped gracefully, never cancelled.
-        let waiting = Task { try await DatabaseStartup.waitUntilReady(pool, logger: Logger(component: "work")) }
+        // The signals are caught before the wait begins: a stop the moment the wait is logged must not meet the
+        // default action and kill the process.
+        let stopping = Mutex<(requested: Bool, wait: Task<Void, any Error>?)>((false, nil))
         let signals = TerminationSignals {
             ServiceNotifier.stopping()
             worker.stop()
-            waiting.cancel()
+            stopping.withLock { state in
+                state.requested = true
+                state.wait?.cancel()
+            }
+        }
+        let waiting = Task { try await DatabaseStartup.waitUntilReady(pool, logger: Logger(component: "work")) }
+        stopping.withLock { state in
+            state.wait = waiting
+            if state.requested { waiting.cancel() }
         }
         let started = await waiting.result
         if case .success = started {
