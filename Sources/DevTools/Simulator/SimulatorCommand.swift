@@ -164,9 +164,10 @@ struct SimulatorCommand: Command {
         var settings: [(String, Output.Value)] = []
         if let apple, case .object(let fields) = apple.1 { settings = fields }
         if let play, let google { settings.append(("google", google.settings(play))) }
-        Output.print(Output.Value.object(settings).text)
         let logger = Logger(component: "simulator")
+        // Printed once SIGTERM and SIGINT are caught: a caller stopping it on seeing the settings stops it cleanly.
         await waitForTermination {
+            Output.print(Output.Value.object(settings).text)
             if let apple { logger.info("listening", ["url": .string(apple.0.baseURL)]) }
             if let play { logger.info("Google Play listening", ["url": .string(play.baseURL)]) }
         }
