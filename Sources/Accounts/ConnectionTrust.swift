@@ -39,11 +39,7 @@ public struct HostTrust: Sendable, Equatable {
             guard let first = rows.first else { return nil }
             let connections = try rows.compactMap { row -> ConnectionTrust? in
                 guard let id: Int64 = try row.decodeOptional(1) else { return nil }
-                let storeName: String = try row.decode(2)
-                let environmentName: String = try row.decode(5)
-                guard let store = Store(rawValue: storeName), let environment = StoreEnvironment(rawValue: environmentName) else {
-                    throw AccountsError(.unknownConnection, "connection \(id) has store \(storeName), environment \(environmentName)")
-                }
+                let (store, environment) = try StoreConnection.kind(id: id, store: row.decode(2), environment: row.decode(5))
                 return ConnectionTrust(id: id, store: store, appIdentifier: try row.decode(3), appAppleID: try row.decodeOptional(4),
                                        environment: environment, trustedRootsPEM: try row.decodeOptional(6),
                                        pushAudience: try row.decodeOptional(7), pushServiceAccount: try row.decodeOptional(8),
