@@ -12,7 +12,8 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0011__worker_column_grants.sql",
                                     "V0012__account_token_integrity.sql",
                                     "V0013__ingest_connection_trust.sql",
-                                    "V0014__connection_settings_revision.sql", "V0015__api_clients.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0014__connection_settings_revision.sql", "V0015__api_clients.sql",
+                                    "V0016__mobile_stores_api.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -79,8 +80,12 @@ let package = Package(
                 swiftSettings: strict),
 
         // Faces.
+        // The Mobile Stores API: OAuth client credentials, account tokens, purchase registration, entitlements.
+        .target(name: "API", dependencies: ["Accounts", "Mirror", "Sync", "HTTP", "Crypto", "Postgres", "Logging",
+                                            "Metrics", "StoreModel", "StrictJSON"],
+                resources: [.embedInCode("openapi.json")], swiftSettings: strict),
         .target(name: "CLI", dependencies: ["Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
-                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Accounts",
+                                            "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Accounts", "API",
                                             "Mirror", "StoreModel"],
                 swiftSettings: strict),
         .executableTarget(name: "storesync", dependencies: ["CLI"], swiftSettings: strict),

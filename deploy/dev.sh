@@ -165,10 +165,15 @@ ALTER ROLE storesync PASSWORD :'pw';
 ALTER ROLE postgres PASSWORD :'pw';
 SELECT 'CREATE DATABASE storesync OWNER storesync'
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'storesync') \gexec
-SELECT format('CREATE ROLE %I NOLOGIN', r) FROM unnest(ARRAY['storesync_worker', 'storesync_ingest']) r
+SELECT format('CREATE ROLE %I NOLOGIN', r) FROM unnest(ARRAY['storesync_worker', 'storesync_ingest', 'storesync_api']) r
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) \gexec
+SELECT format('CREATE ROLE storesync_api_login LOGIN PASSWORD %L IN ROLE storesync_api', :'pw')
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'storesync_api_login') \gexec
+ALTER ROLE storesync_api_login PASSWORD :'pw';
 SQL
     export DATABASE_URL=postgresql://storesync:$PASSWORD@127.0.0.1:$PG_PORT/storesync
+    # The Mobile Stores API logs in with only the storesync_api role's grants, as in production.
+    export STORESYNC_API_DATABASE_URL=postgresql://storesync_api_login:$PASSWORD@127.0.0.1:$PG_PORT/storesync
     export STORESYNC_TEST_ADMIN_URL=postgresql://postgres:$PASSWORD@127.0.0.1:$PG_PORT/postgres
 }
 
@@ -196,6 +201,7 @@ embedded_url() {
 ensure_database() {
     if [[ -n ${DATABASE_URL:-} && $DATABASE_URL != "$(embedded_url)" ]]; then
         export STORESYNC_TEST_ADMIN_URL=${STORESYNC_TEST_ADMIN_URL:-$DATABASE_URL}
+        export STORESYNC_API_DATABASE_URL=${STORESYNC_API_DATABASE_URL:-$DATABASE_URL}
         return
     fi
     start_pg
@@ -327,7 +333,7 @@ cmd_test() {
 cmd_env() {
     ensure_database
     local v
-    for v in DATABASE_URL STORESYNC_TEST_ADMIN_URL; do
+    for v in DATABASE_URL STORESYNC_TEST_ADMIN_URL STORESYNC_API_DATABASE_URL; do
         printf "export %s='%s'\n" "$v" "${!v//\'/\'\\\'\'}"
     done
 }

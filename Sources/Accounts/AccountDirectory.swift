@@ -35,3 +35,14 @@ public enum AccountDirectory {
         try db.query("SELECT id FROM accounts WHERE host = $1", [host]).first.map { try $0.decode(0) }
     }
 }
+
+/// Questions about an account's customers.
+public enum Customers {
+    /// Whether `customerID` is a customer of `accountID`: what every API read checks first, so a customer of
+    /// another account is as unknown as one that does not exist.
+    public static func exists(_ customerID: String, accountID: Int64) -> PostgresQuery<Bool> {
+        PostgresQuery("SELECT 1 FROM customers WHERE id = $1::uuid AND account_id = $2", [customerID, accountID]) {
+            !$0.isEmpty
+        }
+    }
+}

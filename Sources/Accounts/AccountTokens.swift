@@ -11,11 +11,17 @@ public enum AccountTokens {
         public let reused: Bool
     }
 
-    /// `sha256` hashes the secret (the Crypto adapter's digest, injected so this module stays free of C).
-    public static func issue(customerID: String, rotate: Bool = false, sha256: @Sendable (Data) -> Data,
-                             on db: isolated PostgresConnection) throws -> Issued {
+    /// `sha256` hashes the secret (the Crypto adapter's digest, injected so this module stays free of C). With
+    /// `accountID` a customer of another account is as unknown as one that does not exist.
+    public static func issue(customerID: String, accountID: Int64? = nil, rotate: Bool = false,
+                             sha256: @Sendable (Data) -> Data, on db: isolated PostgresConnection) throws -> Issued {
         guard UUID(uuidString: customerID) != nil else { throw AccountsError(.unknownCustomer, "customer id \(customerID.prefix(64)) is not a UUID") }
-        let customer = try db.query("SELECT account_id FROM customers WHERE id = $1::uuid FOR UPDATE", [customerID])
+        // Two issues for one customer wait on each other, so they never both find no active token (the unique
+        // index would fail the second). An advisory lock, not `FOR UPDATE`: the API's role may not update customers.
+        let customer = try db.query("""
+            SELECT account_id, pg_advisory_xact_lock(hashtextextended('storesync.account-tokens:' || id::text, 0))::text
+            FROM customers WHERE id = $1::uuid AND ($2::bigint IS NULL OR account_id = $2)
+            """, [customerID, accountID])
         guard let accountID: Int64 = try customer.first?.decode(0) else {
             throw AccountsError(.unknownCustomer, "no customer \(customerID)")
         }
@@ -36,12 +42,13 @@ public enum AccountTokens {
         return Issued(token: token, secret: secret, reused: false)
     }
 
-    /// Revokes a token; revoking twice is fine. The token keeps identifying its customer for linking.
-    public static func revoke(token: String, on db: isolated PostgresConnection) throws -> Bool {
+    /// Revokes a token (of `accountID`'s customers only, when given); revoking twice is fine. The token keeps
+    /// identifying its customer for linking. False when there is no such token.
+    public static func revoke(token: String, accountID: Int64? = nil, on db: isolated PostgresConnection) throws -> Bool {
         guard UUID(uuidString: token) != nil else { return false }
         return try !db.query("""
             UPDATE account_tokens SET status = 'revoked', revoked_at = COALESCE(revoked_at, now())
-            WHERE token = $1::uuid RETURNING 1
-            """, [token]).isEmpty
+            WHERE token = $1::uuid AND ($2::bigint IS NULL OR account_id = $2) RETURNING 1
+            """, [token, accountID]).isEmpty
     }
 }

@@ -21,6 +21,9 @@ public enum Catalog {
         public var apiIssuerID: String?
         public var apiPrivateKeyPEM: String?
         public var apiBaseURL: String?
+        /// Apple only: where a Production connection looks up a purchase Production does not know (nil: Apple's
+        /// sandbox host).
+        public var sandboxAPIBaseURL: String?
         public var trustedRootsPEM: String?
         public var apiClientEmail: String?
         public var apiTokenURI: String?
@@ -51,13 +54,13 @@ public enum Catalog {
             INSERT INTO store_connections (account_id, store, app_identifier, app_apple_id, environment,
                 require_issued_tokens, answer_consumption_requests, consumption_refund_preference, api_key_id,
                 api_issuer_id, api_private_key, api_base_url, trusted_roots_pem, created_at, api_client_email,
-                api_token_uri, push_audience, push_service_account, push_jwks_url)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+                api_token_uri, push_audience, push_service_account, push_jwks_url, sandbox_api_base_url)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
             RETURNING \(StoreConnection.columns)
             """, [new.accountID, new.store.rawValue, new.appIdentifier, new.appAppleID, new.environment.rawValue,
                   requireIssued, new.answerConsumptionRequests, new.consumptionRefundPreference, new.apiKeyID,
                   new.apiIssuerID, new.apiPrivateKeyPEM, new.apiBaseURL, new.trustedRootsPEM, now, new.apiClientEmail,
-                  new.apiTokenURI, new.pushAudience, new.pushServiceAccount, new.pushJWKSURL])[0])
+                  new.apiTokenURI, new.pushAudience, new.pushServiceAccount, new.pushJWKSURL, new.sandboxAPIBaseURL])[0])
     }
 
     /// A plan (by code, created when missing) and one of its prices; returns the price's id.

@@ -14,10 +14,12 @@ public struct ConnectionSettings: Sendable, Equatable {
     public let pushAudience: String?
     public let pushServiceAccount: String?
     public let pushJWKSURL: String?
+    public let sandboxAPIBaseURL: String?
 
     private static let select = """
         SELECT \(StoreConnection.columns), api_key_id, api_issuer_id, api_private_key IS NOT NULL, api_base_url,
-               trusted_roots_pem, api_client_email, api_token_uri, push_audience, push_service_account, push_jwks_url
+               trusted_roots_pem, api_client_email, api_token_uri, push_audience, push_service_account, push_jwks_url,
+               sandbox_api_base_url
         FROM store_connections
         """
 
@@ -38,6 +40,6 @@ extension ConnectionSettings {
                       hasPrivateKey: row.decode(12), apiBaseURL: row.decodeOptional(13), trustedRootsPEM: row.decodeOptional(14),
                       apiClientEmail: row.decodeOptional(15), apiTokenURI: row.decodeOptional(16),
                       pushAudience: row.decodeOptional(17), pushServiceAccount: row.decodeOptional(18),
-                      pushJWKSURL: row.decodeOptional(19))
+                      pushJWKSURL: row.decodeOptional(19), sandboxAPIBaseURL: row.decodeOptional(20))
     }
 }

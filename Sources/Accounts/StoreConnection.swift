@@ -63,6 +63,14 @@ public enum StoreConnections {
             """, [accountID, store.rawValue, appIdentifier]) { try $0.map(StoreConnection.init(row:)) }
     }
 
+    /// The account's connections on a store, every app and environment, by app then environment.
+    public static func of(accountID: Int64, store: Store) -> PostgresQuery<[StoreConnection]> {
+        PostgresQuery("""
+            SELECT \(StoreConnection.columns) FROM store_connections
+            WHERE account_id = $1 AND store = $2 ORDER BY app_identifier, environment
+            """, [accountID, store.rawValue]) { try $0.map(StoreConnection.init(row:)) }
+    }
+
     public static func get(id: Int64, on connection: isolated PostgresConnection) throws -> StoreConnection? {
         try connection.query("SELECT \(StoreConnection.columns) FROM store_connections WHERE id = $1", [id])
             .first.map(StoreConnection.init(row:))

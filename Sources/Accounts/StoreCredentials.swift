@@ -8,6 +8,8 @@ public struct AppleCredentials: Sendable, Equatable {
     /// The API private key (PEM).
     public let privateKeyPEM: String?
     public let baseURL: String?
+    /// Where a Production connection's purchase unknown to Production is looked up (nil: Apple's sandbox host).
+    public let sandboxBaseURL: String?
     /// Roots trusted instead of Apple's real root (a simulator); `nil` for the real one.
     public let trustedRootsPEM: String?
 }
@@ -33,13 +35,13 @@ public struct GoogleCredentials: Sendable, Equatable {
 public enum StoreCredentials {
     public static func apple(of connection: StoreConnection) -> PostgresQuery<AppleCredentials?> {
         PostgresQuery("""
-            SELECT api_key_id, api_issuer_id, api_private_key, api_base_url, trusted_roots_pem
+            SELECT api_key_id, api_issuer_id, api_private_key, api_base_url, trusted_roots_pem, sandbox_api_base_url
             FROM store_connections WHERE id = $1 AND store = 'apple' AND settings_revision = $2
             """, [connection.id, connection.settingsRevision]) { rows in
             try rows.first.map { row in
                 AppleCredentials(keyID: try row.decodeOptional(0), issuerID: try row.decodeOptional(1),
                                  privateKeyPEM: try row.decodeOptional(2), baseURL: try row.decodeOptional(3),
-                                 trustedRootsPEM: try row.decodeOptional(4))
+                                 sandboxBaseURL: try row.decodeOptional(5), trustedRootsPEM: try row.decodeOptional(4))
             }
         }
     }

@@ -12,16 +12,22 @@ package struct Environment {
 
     /// `DATABASE_URL`, required by every command that touches the database.
     package func databaseURL() throws -> String {
-        guard let url = values["DATABASE_URL"], !url.isEmpty else {
+        guard let url = try databaseURL("DATABASE_URL") else {
             throw UsageError("DATABASE_URL is not set (e.g. postgresql://storesync@127.0.0.1:5432/storesync)")
         }
+        return url
+    }
+
+    /// The connection string in variable `name`, validated; nil when unset.
+    package func databaseURL(_ name: String) throws -> String? {
+        guard let url = values[name], !url.isEmpty else { return nil }
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url.contains("=") else {
-            throw UsageError("DATABASE_URL must be a postgresql:// URL or a libpq key=value string")
+            throw UsageError("\(name) must be a postgresql:// URL or a libpq key=value string")
         }
         do {
             try ConnectionString.validate(url)
         } catch let error as PostgresError {
-            throw UsageError("DATABASE_URL is not a valid connection string: \(error.message)")
+            throw UsageError("\(name) is not a valid connection string: \(error.message)")
         }
         return url
     }

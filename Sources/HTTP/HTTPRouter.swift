@@ -26,19 +26,19 @@ public struct HTTPRouter: Sendable {
     /// What the server does with a request: run a handler, or answer at once without leaving its thread.
     enum Resolution {
         case handler(HTTPHandler)
-        case response(HTTPResponse)
+        /// Unknown path: 404.
+        case notFound
+        /// Known path without this method: 405 with the `Allow` header RFC 9110 requires, these methods.
+        case methodNotAllowed(allowed: String)
     }
 
-    /// Unknown path → 404; known path without this method → 405 with the `Allow` header RFC 9110 requires.
     func resolve(method: String, path: String) -> Resolution {
-        guard let methods = routes[path] ?? longestPrefix(of: path) else { return .response(.error(404, "not found")) }
+        guard let methods = routes[path] ?? longestPrefix(of: path) else { return .notFound }
         let method = method.uppercased()
         if let handler = methods[method] ?? (method == "HEAD" ? methods["GET"] : nil) { return .handler(handler) }
         var allowed = Set(methods.keys)
         if allowed.contains("GET") { allowed.insert("HEAD") }
-        var response = HTTPResponse.error(405, "method not allowed")
-        response.headers.append(("allow", allowed.sorted().joined(separator: ", ")))
-        return .response(response)
+        return .methodNotAllowed(allowed: allowed.sorted().joined(separator: ", "))
     }
 
     /// The registered route `path` falls under (its exact path or longest prefix), or nil: a label from a

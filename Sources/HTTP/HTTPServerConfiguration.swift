@@ -27,6 +27,13 @@ public struct HTTPServerConfiguration: Sendable {
     /// Called for each request the server answers or drops itself, before any handler (404, 405, 408, 413, 431):
     /// such requests never reach a handler's metrics. Runs on the server's polling thread, so it must be quick.
     public var onRejection: (@Sendable (HTTPServerRejection) -> Void)? = nil
+    /// How a refusal the server answers itself is worded (413, 431, 408, and the router's 404 and 405), by
+    /// the request's path (still percent-encoded; nil when unknown): an API whose clients parse one error shape
+    /// gets it even for these. Runs on the server's polling thread, so it must be quick. By default
+    /// `HTTPResponse.error`.
+    public var refusal: @Sendable (_ status: Int, _ message: String, _ path: String?) -> HTTPResponse = { status, message, _ in
+        HTTPResponse.error(status, message)
+    }
     /// At this many open connections libmicrohttpd stops accepting: further clients wait in the kernel's listen
     /// backlog until a connection closes, so a flood cannot exhaust file descriptors.
     public var maxConnections: Int = 512

@@ -18,6 +18,7 @@ final class ServerCore: Sendable {
     /// The configured idle timeout in whole seconds, restored once a body is in.
     private let idleTimeoutSeconds: Int
     private let onRejection: (@Sendable (HTTPServerRejection) -> Void)?
+    private let refusal: @Sendable (Int, String, String?) -> HTTPResponse
     private let logger = Logger(component: "http-server")
     /// Requests between their request line and their completion callback (the response fully sent or the
     /// connection gone).
@@ -38,6 +39,7 @@ final class ServerCore: Sendable {
         bodyTimeout = configuration.bodyTimeout
         idleTimeoutSeconds = configuration.connectionTimeout.roundedUpSeconds
         onRejection = configuration.onRejection
+        refusal = configuration.refusal
     }
 
     // MARK: Callbacks (libmicrohttpd's thread)
@@ -155,7 +157,8 @@ final class ServerCore: Sendable {
         case 431: "request line and headers too large: at most \(maxHeaderBytes) bytes"
         default: "request body not received in time"
         }
-        var response = HTTPResponse.error(status, message)
+        let path = exchange.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        var response = refusal(status, message, path)
         response.headers.append(("connection", "close"))
         return queue(response, on: exchange.connection, quietly: true) == .YES ? .YES : .NO
     }
@@ -182,9 +185,13 @@ final class ServerCore: Sendable {
     private func dispatch(_ exchange: ServerExchange, method: String, path: String) -> MHD_Result {
         let handler: HTTPHandler
         switch router.resolve(method: method, path: path) {
-        case .response(let response):
-            reject(HTTPServerRejection(status: response.status, route: exchange.route,
-                                       reason: response.status == 404 ? "no route" : "method not allowed"))
+        case .notFound:
+            reject(HTTPServerRejection(status: 404, route: exchange.route, reason: "no route"))
+            return queue(refusal(404, "not found", path), on: exchange.connection)
+        case .methodNotAllowed(let allowed):
+            reject(HTTPServerRejection(status: 405, route: exchange.route, reason: "method not allowed"))
+            var response = refusal(405, "method not allowed", path)
+            response.headers.append(("allow", allowed))
             return queue(response, on: exchange.connection)
         case .handler(let found): handler = found
         }

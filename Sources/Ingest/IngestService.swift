@@ -127,7 +127,7 @@ public struct IngestService: Sendable {
     }
 
     private func store(_ request: HTTPRequest, from source: WebhookSource, receivedAt: Date) async -> HTTPResponse {
-        let host = WebhookBody.host(fromHeader: request.header("host"))
+        let host = HostName.fromHeader(request.header("host"))
         guard accepting.isOn else {
             // Nothing is known of hosts yet; the workers sweep only those that turn out to have an account.
             if let host { recordOutage(host: host, at: receivedAt) }

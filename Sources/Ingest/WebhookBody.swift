@@ -82,21 +82,4 @@ public enum WebhookBody {
             return count
         }
     }
-
-    /// The account's host from a `Host` header, in the form `accounts add` stores: without the port, without the
-    /// one trailing dot of a fully qualified name (`billing.example.com.` is the same host, RFC 3986 §3.2.2, and
-    /// some senders write it so), lowercase; nil when what remains is not a `HostName` — so `..`, a lone `.` and
-    /// an IPv6 literal are malformed, not unknown hosts.
-    public static func host(fromHeader value: String?) -> String? {
-        guard let value = value?.trimmingHTTPWhitespace, !value.isEmpty, value.utf8.count <= 253 + 1 + 6
-        else { return nil }
-        var host = Substring(value)
-        if let colon = host.lastIndex(of: ":") {
-            let port = host[host.index(after: colon)...]
-            guard port.utf8.count <= 5, port.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            host = host[..<colon]
-        }
-        if host.hasSuffix(".") { host = host.dropLast() }
-        return HostName.normalized(host)
-    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Minimal JSON string escaping shared by the log writer and the CLI's `--json` output.
 public enum JSON {
     /// Appends `value` as a quoted JSON string, escaping per RFC 8259 §7. Works on UTF-8 bytes (every byte
@@ -75,5 +77,63 @@ public enum JSON {
         var out = ""
         appendString(value, to: &out)
         return out
+    }
+}
+
+/// A JSON document built from Swift values without Foundation's number and key-order surprises: keys stay
+/// in the order written, integers stay integers. What the CLI's `--json` and the API's answers are made of.
+public indirect enum JSONValue: Sendable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case null
+    /// Already valid JSON text, e.g. a jsonb column.
+    case raw(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public var text: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    /// A time as every answer writes it: ISO 8601 in UTC with milliseconds (`2026-12-02T13:05:00.000Z`);
+    /// `null` for none.
+    public static func time(_ date: Date?) -> JSONValue {
+        date.map { .string(timestamp($0)) } ?? .null
+    }
+
+    /// `date` as ISO 8601 in UTC with milliseconds.
+    public static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .string(let s): JSON.appendString(s, to: &out)
+        case .int(let i): out += String(i)
+        case .double(let d): out += d.isFinite ? String(d) : "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .null: out += "null"
+        case .raw(let json): out += json
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case .object(let fields):
+            out += "{"
+            for (index, (key, value)) in fields.enumerated() {
+                if index > 0 { out += "," }
+                JSON.appendString(key, to: &out)
+                out += ":"
+                value.write(to: &out)
+            }
+            out += "}"
+        }
     }
 }

@@ -16,7 +16,12 @@ extension Entitlement {
     /// The entitlements `customerID` holds at the database's `now()`: every subscription of the customer, from
     /// any source, whose plan grants a key and which entitles by `EntitlementRules`.
     public static func held(by customerID: String, on db: isolated PostgresConnection) throws -> [Entitlement] {
-        let rows = try db.query("""
+        try db.query(holding(customerID))
+    }
+
+    /// `held(by:)` as a query, to send with others in one round trip (the API's reads).
+    public static func holding(_ customerID: String) -> PostgresQuery<[Entitlement]> {
+        PostgresQuery("""
             SELECT e.key, s.id, s.source, s.status, s.store_state, s.expires_at, s.grace_ends_at, s.cancelled_at, now()
             FROM customer_subscriptions s
             JOIN plan_prices pp ON pp.id = s.plan_price_id
@@ -24,7 +29,10 @@ extension Entitlement {
             JOIN entitlements e ON e.id = pe.entitlement_id
             WHERE s.customer_id = $1::uuid
             ORDER BY e.key, s.id
-            """, [customerID])
+            """, [customerID], decode: entitlements(from:))
+    }
+
+    private static func entitlements(from rows: PostgresRows) throws -> [Entitlement] {
         var grantsByKey: [(key: String, grants: [EntitlementGrant])] = []
         for row in rows {
             let key: String = try row.decode(0)

@@ -46,7 +46,10 @@ public enum Mirror {
     /// statement), decides everything from that in a `MirrorPlan`, then writes the plan. The caller has checked the
     /// environment (a mismatch is skipped before anything is fetched); it is checked again here because mixing
     /// environments would book test purchases as revenue. Throws `MirrorError` when the product is not mapped.
-    public static func apply(_ snapshot: StoreSnapshot, connection: StoreConnection,
+    ///
+    /// - Parameter claimant: the customer a backend registers the purchase for; the purchase links to them
+    ///   unless it is another customer's, which throws `MirrorError(.ownershipConflict)` before any write.
+    public static func apply(_ snapshot: StoreSnapshot, connection: StoreConnection, claimant: String? = nil,
                              on db: isolated PostgresConnection) throws -> Outcome {
         guard snapshot.store == connection.store else {
             throw MirrorError(.storeMismatch, "a \(snapshot.store) snapshot cannot apply to \(connection.store) connection \(connection.id)")
@@ -60,7 +63,7 @@ public enum Mirror {
             thenRead: KnownState.statement(snapshot: snapshot, connectionID: connection.id, accountID: connection.accountID),
             on: db)[0])
         let plan = try MirrorPlan(snapshot, known: known, connectionID: connection.id,
-                                  requireIssuedTokens: connection.requireIssuedTokens)
+                                  requireIssuedTokens: connection.requireIssuedTokens, claimant: claimant)
         return try execute(plan, of: snapshot, connectionID: connection.id, accountID: connection.accountID, on: db)
     }
 

@@ -17,6 +17,8 @@ public struct MirrorError: Error, CustomStringConvertible, Sendable, Equatable {
         /// A refund-only update refunds a charge the lineage has no invoice for: without the store's answer about
         /// the purchase there is nothing to book the charge from, so its refund cannot be linked.
         public static let chargeNotBooked = Code("charge not booked")
+        /// A backend registered, for one customer, a purchase that belongs to another (see `Linking`).
+        public static let ownershipConflict = Code("ownership conflict")
         public var description: String { name }
     }
 

@@ -55,18 +55,21 @@ struct MirrorPlan: Equatable {
     /// Refunds of a stale answer left to a fresh read (`Mirror.Outcome.staleRefunds`).
     let staleRefunds: Int
 
-    /// Throws `MirrorError(.productNotMapped)` when the snapshot's product maps to no plan price.
-    init(_ snapshot: StoreSnapshot, known: KnownState, connectionID: Int64, requireIssuedTokens: Bool) throws {
+    /// Throws `MirrorError(.productNotMapped)` when the snapshot's product maps to no plan price, and
+    /// `.ownershipConflict` when `claimant` may not have the purchase (`Linking.decide`).
+    init(_ snapshot: StoreSnapshot, known: KnownState, connectionID: Int64, requireIssuedTokens: Bool,
+         claimant: String? = nil) throws {
         guard let planPriceID = known.planPriceID else {
             let basePlan = snapshot.basePlanID.map { " base plan \($0)" } ?? ""
             throw MirrorError(.productNotMapped, "product \(snapshot.productID)\(basePlan) is not mapped on connection \(connectionID)")
         }
         let decision = Linking.decide(existingCustomerID: known.customerID, token: known.token,
-                                      requireIssuedTokens: requireIssuedTokens)
-        switch decision {
-        case .keep(let id), .link(let id): customerID = id
-        case .unlinked: customerID = nil
+                                      requireIssuedTokens: requireIssuedTokens, claimant: claimant)
+        if case .refused = decision {
+            throw MirrorError(.ownershipConflict, "lineage \(snapshot.lineage) on connection \(connectionID) belongs to "
+                + "another customer")
         }
+        customerID = decision.linkedCustomerID
         linkedNow = if case .link = decision { true } else { false }
         // A token another token replaced (an upgrade) no longer speaks for the lineage: whatever its own state,
         // only its charges count. A token that replaces the one the mirror holds speaks for it, however old its
@@ -99,7 +102,7 @@ struct MirrorPlan: Equatable {
         } else {
             timeline.add("stale_snapshot_ignored", ["as_of": Timeline.timestamp(snapshot.asOf), "state": snapshot.state.rawValue])
         }
-        if linkedNow { timeline.add("linked", ["customer_id": customerID]) }
+        if linkedNow { timeline.add("linked", ["customer_id": customerID, "by": claimant == nil ? nil : "registration"]) }
         if customerID == nil && known.purchaseID == nil {
             timeline.add("pending_claim", ["account_token": snapshot.accountToken == nil ? "none" : "unknown"])
         }

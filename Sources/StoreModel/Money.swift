@@ -49,14 +49,18 @@ public struct Money: Sendable, Hashable, Codable, CustomStringConvertible {
         return Money(minorUnits: Money.divideRounded(product, by: 100_000), currency: currency)
     }
 
-    public var description: String {
+    public var description: String { "\(decimal) \(currency)" }
+
+    /// The amount as an exact decimal in major units (`9.99`, `1200` for JPY, `1.250` for BHD): how APIs
+    /// show money without a floating-point number a client might round.
+    public var decimal: String {
         let digits = Money.exponent(of: currency)
-        guard digits > 0 else { return "\(minorUnits) \(currency)" }
+        guard digits > 0 else { return "\(minorUnits)" }
         let scale = Money.pow10(digits)
         let magnitude = minorUnits.magnitude
         let fraction = String(magnitude % UInt64(scale))
         let padded = String(repeating: "0", count: digits - fraction.count) + fraction
-        return "\(minorUnits < 0 ? "-" : "")\(magnitude / UInt64(scale)).\(padded) \(currency)"
+        return "\(minorUnits < 0 ? "-" : "")\(magnitude / UInt64(scale)).\(padded)"
     }
 
     private static func validCurrency(_ currency: String) throws(MoneyError) -> String {

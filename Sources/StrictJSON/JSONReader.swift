@@ -52,6 +52,11 @@ public struct JSONKey: CustomStringConvertible {
     public var description: String { String(decoding: bytes, as: UTF8.self) }
 }
 
+/// The kinds of JSON value (`JSONReader.peekKind`).
+public enum JSONValueKind: String, Sendable {
+    case string, number, bool = "boolean", null, object, array
+}
+
 /// A strict JSON (RFC 8259) reader that walks a UTF-8 document value by value, for the signed payloads decoded
 /// on every notification: Foundation's `JSONDecoder` builds a map of the whole document and boxes every value
 /// before a model sees it, which cost about a sixth of a warm-cache verification.
@@ -178,6 +183,19 @@ public struct JSONReader {
             return false
         default:
             throw mismatch(expected: "a boolean")
+        }
+    }
+
+    /// What kind of value comes next, without consuming it: for readers of documents that people write (API
+    /// requests), which must say "must be a string" rather than fail on the first unexpected type.
+    public mutating func peekKind() throws -> JSONValueKind {
+        switch try peekValue() {
+        case UInt8(ascii: "\""): .string
+        case UInt8(ascii: "{"): .object
+        case UInt8(ascii: "["): .array
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): .bool
+        case UInt8(ascii: "n"): .null
+        default: .number
         }
     }
 

@@ -22,4 +22,24 @@ import Testing
         #expect(HostName.normalized(Substring(longest)) == longest)
         #expect(HostName.normalized(Substring(longest + "b")) == nil)
     }
+
+    /// A `Host` header as webhooks and the API read it: port and one trailing dot dropped, lowercased.
+    @Test(arguments: [
+        ("billing.example.com", "billing.example.com"), ("Billing.Example.COM:443", "billing.example.com"),
+        ("  localhost:8080 ", "localhost"), ("", nil), ("bad host", nil), ("evil.com/path", nil), ("[::1]:80", nil),
+        ("billing.example.com.", "billing.example.com"), ("Billing.Example.COM.:443", "billing.example.com"),
+        ("billing.example.com:", "billing.example.com"), ("localhost.", "localhost"),
+        ("billing.example.com..", nil), ("..", nil), (".", nil), (".:443", nil), (":443", nil),
+        ("billing..example.com", nil), (".billing.example.com", nil), ("-billing.example.com", nil),
+        ("billing-.example.com", nil), ("billing.example.com:8o", nil), ("billing.example.com:443443", nil),
+        ("bïlling.example.com", nil), ("\u{212A}ing.example.com", nil),
+        (String(repeating: "a", count: 63) + ".test", String(repeating: "a", count: 63) + ".test"),
+        (String(repeating: "a", count: 64) + ".test", nil),
+        (Array(repeating: String(repeating: "a", count: 49), count: 5).joined(separator: ".") + ".abc.:443",
+         Array(repeating: String(repeating: "a", count: 49), count: 5).joined(separator: ".") + ".abc"),
+        (Array(repeating: String(repeating: "a", count: 49), count: 5).joined(separator: ".") + ".abcd", nil),
+    ] as [(String, String?)])
+    func hostFromHeader(header: String, host: String?) {
+        #expect(HostName.fromHeader(header) == host)
+    }
 }

@@ -10,7 +10,7 @@ struct ConnectionsCommand: Command {
         usage: storesync connections add apple --account A --bundle-id B --environment Production|Sandbox
                                                [--app-apple-id N] --key-id K --issuer-id I
                                                --private-key FILE | --private-key-env VAR
-                                               [--api-base-url URL] [--root FILE]…
+                                               [--api-base-url URL] [--sandbox-api-base-url URL] [--root FILE]…
                                                [--require-issued-tokens on|off]
                                                [--answer-consumption-requests on|off]
                                                [--consumption-refund-preference DECLINE|GRANT_FULL|GRANT_PRORATED]
@@ -32,6 +32,11 @@ struct ConnectionsCommand: Command {
                                Integrations → In-App Purchase): its id, the issuer UUID and the .p8 file
                                (a PKCS#8 P-256 PEM); --private-key-env reads the PEM from a variable instead
           --api-base-url URL   talk to a simulator or proxy instead of Apple
+          --sandbox-api-base-url URL
+                               Production only: where a purchase a backend registers that Production does
+                               not know is looked up, with the same key, to tell a sandbox purchase (422
+                               environment mismatch) from an unknown one (default Apple's sandbox host,
+                               unless --api-base-url points elsewhere: then no sandbox lookup)
           --root FILE          trust this root certificate (PEM or DER) instead of Apple Root CA - G3; repeatable
           --require-issued-tokens
                                only SubscriptionFlow-issued account tokens link purchases (default: on for
@@ -133,6 +138,12 @@ struct ConnectionsCommand: Command {
                                                                   variable: try arguments.option("--private-key-env"),
                                                                   environment: environment)
         request.connection.apiBaseURL = try arguments.option("--api-base-url").map { try baseURL($0) }
+        request.connection.sandboxAPIBaseURL = try arguments.option("--sandbox-api-base-url").map {
+            try baseURL($0, option: "--sandbox-api-base-url")
+        }
+        if request.connection.sandboxAPIBaseURL != nil, request.connection.environment != .production {
+            throw UsageError("--sandbox-api-base-url is for Production connections (a Sandbox one asks the sandbox already)")
+        }
         request.connection.trustedRootsPEM = try roots(try arguments.options("--root"))
         if let answer = try arguments.option("--answer-consumption-requests") {
             request.connection.answerConsumptionRequests = try Parse.onOff(answer, "--answer-consumption-requests")
@@ -200,7 +211,8 @@ struct ConnectionsCommand: Command {
     /// Sandbox connections may reach a simulator elsewhere, such as another container.
     static func encrypted(_ request: Request) throws -> Request {
         guard request.connection.environment == .production else { return request }
-        let urls = [("--api-base-url", request.connection.apiBaseURL), ("--token-uri", request.connection.apiTokenURI),
+        let urls = [("--api-base-url", request.connection.apiBaseURL),
+                    ("--sandbox-api-base-url", request.connection.sandboxAPIBaseURL), ("--token-uri", request.connection.apiTokenURI),
                     ("--jwks-url", request.connection.pushJWKSURL)]
         for case let (option, text?) in urls {
             guard let url = URL(string: text), url.scheme == "http" else { continue }
@@ -292,6 +304,7 @@ struct ConnectionsCommand: Command {
             ("api_issuer_id", settings.apiIssuerID.map { .string($0) } ?? .null),
             ("api_private_key", .string(settings.hasPrivateKey ? "(set)" : "(not set)")),
             ("api_base_url", settings.apiBaseURL.map { .string($0) } ?? .null),
+            ("sandbox_api_base_url", settings.sandboxAPIBaseURL.map { .string($0) } ?? .null),
             ("trusted_roots", roots ?? .null),
             ("api_client_email", settings.apiClientEmail.map { .string($0) } ?? .null),
             ("api_token_uri", settings.apiTokenURI.map { .string($0) } ?? .null),

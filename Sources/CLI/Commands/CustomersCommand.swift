@@ -57,30 +57,11 @@ struct CustomersCommand: Command {
     }
 
     private static func details(_ summary: CustomerSummary) -> Output.Value {
-        func time(_ date: Date?) -> Output.Value { date.map { .string(Output.iso($0)) } ?? .null }
-        func grant(_ grant: EntitlementGrant) -> [(String, Output.Value)] {
-            [("source", .string(grant.source.rawValue)), ("subscription_id", .int(Int(grant.subscriptionID))),
-             ("expires_at", time(grant.expiresAt))]
-        }
-        let subscriptions = summary.subscriptions.map { s in
-            Output.Value.object([
-                ("id", .int(Int(s.id))), ("source", .string(s.source)), ("plan", .string(s.planCode)),
-                ("plan_price", .string(s.priceCode)), ("amount_minor", .int(Int(s.price.minorUnits))),
-                ("currency", .string(s.price.currency)), ("status", .string(s.status)),
-                ("store_state", s.storeState.map { .string($0) } ?? .null), ("current_period_end", time(s.currentPeriodEnd)),
-                ("expires_at", time(s.expiresAt)), ("grace_ends_at", time(s.graceEndsAt)), ("auto_renew", .bool(s.autoRenew)),
-                ("cancelled_at", time(s.cancelledAt)), ("connection_id", s.connectionID.map { .int(Int($0)) } ?? .null),
-                ("lineage", s.lineage.map { .string($0) } ?? .null),
-            ])
-        }
-        let entitlements = summary.entitlements.map { entitlement in
-            Output.Value.object([("key", .string(entitlement.key))] + grant(entitlement.longest)
-                + [("grants", .array(entitlement.grants.map { .object(grant($0)) }))])
-        }
-        return .object([
+        .object([
             ("id", .string(summary.customerID)), ("account_id", .int(Int(summary.accountID))),
             ("email", summary.email.map { .string($0) } ?? .null), ("name", .string(summary.name)),
-            ("subscriptions", .array(subscriptions)), ("entitlements", .array(entitlements)),
+            ("subscriptions", .array(summary.subscriptions.map(\.json))),
+            ("entitlements", .array(summary.entitlements.map(\.json))),
         ])
     }
 }

@@ -1,3 +1,4 @@
+import API
 import Foundation
 import GooglePlay
 import HTTP
@@ -7,11 +8,12 @@ import Metrics
 import Migrations
 import Operations
 import Postgres
+import Sync
 import Systemd
 
 struct ServeCommand: Command {
     static let name = "serve"
-    static let summary = "run the webhook endpoints: verify each store notification, store it as a job, answer 200 once committed"
+    static let summary = "run the webhook endpoints (verify each store notification, store it as a job, answer 200 once committed) and the Mobile Stores API"
     static let usage = """
         usage: storesync serve [--listen HOST:PORT] [--grace-period D] [--max-connections-per-client N]
 
@@ -24,12 +26,21 @@ struct ServeCommand: Command {
         listens and waits for it (/readyz 503); a schema mismatch or a refused login exits 2. On SIGTERM or
         SIGINT it stops accepting connections and finishes the requests in flight.
 
+        With STORESYNC_API_DATABASE_URL set (a login role in storesync_api) it also serves the Mobile Stores
+        API on the same port: POST /oauth/token and /api/v1/mobile-stores/… (see the README); without it
+        those paths answer 404.
+
           --listen HOST:PORT   env STORESYNC_LISTEN        default 0.0.0.0:8080 (port 0 picks a free port;
                                an IPv6 address in brackets: [::1]:8080, or [::]:8080 for IPv6 and IPv4)
           --grace-period D     env STORESYNC_GRACE_PERIOD  default 10s
           --max-connections-per-client N
                                env STORESYNC_MAX_CONNECTIONS_PER_CLIENT  default 64, 0 = no limit
                                (behind a reverse proxy every client has the proxy's address: raise it or use 0)
+          env STORESYNC_API_DATABASE_URL      the API's database login (unset: no API)
+          env STORESYNC_API_DB_POOL_SIZE      default 8
+          env STORESYNC_API_TOKEN_LIFETIME    access tokens' lifetime, default 1h (1m…24h)
+          env STORESYNC_STORE_RATE_SHARE      share of each store's API rate limits purchase registration
+                                              may use, default 1
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -41,6 +52,11 @@ struct ServeCommand: Command {
                                           ?? environment.string("STORESYNC_MAX_CONNECTIONS_PER_CLIENT") ?? "64",
                                       "--max-connections-per-client", range: 0...100_000)
         try arguments.finish()
+        let apiURL = try environment.databaseURL("STORESYNC_API_DATABASE_URL")
+        let apiPoolSize = try environment.int("STORESYNC_API_DB_POOL_SIZE", range: 1...200) ?? 8
+        let tokenLifetime = try environment.duration("STORESYNC_API_TOKEN_LIFETIME", range: .seconds(60)...(.seconds(86_400)))
+            ?? .seconds(3600)
+        let rateShare = try Parse.fraction(environment.string("STORESYNC_STORE_RATE_SHARE") ?? "1", "STORESYNC_STORE_RATE_SHARE")
         var postgres = try environment.postgres(defaultSize: 8, applicationName: "storesync-serve")
         postgres.acquireTimeout = .seconds(2)
         postgres.statementTimeout = .seconds(3)
@@ -53,17 +69,30 @@ struct ServeCommand: Command {
         ingest.install(into: &router)
         let commits = Task { await ingest.run() }
         OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics, started: { ingest.isAccepting })
+        let api = try apiURL.map { url in
+            try APIFace(url: url, poolSize: apiPoolSize, tokenLifetime: tokenLifetime, rateShare: rateShare, metrics: metrics)
+        }
+        api?.service.install(into: &router)
         var serverConfiguration = listen.serverConfiguration
         serverConfiguration.onRejection = { ingest.count($0) }
+        serverConfiguration.refusal = { status, message, path in
+            MobileStoresAPI.owns(path) ? MobileStoresAPI.refusal(status: status, message: message)
+                : HTTPResponse.error(status, message)
+        }
         serverConfiguration.maxConnectionsPerClient = perClient == 0 ? nil : perClient
         let server = try HTTPServer(configuration: serverConfiguration, router: router)
         let logger = Logger(component: "serve")
-        logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port))])
+        logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port)),
+                                  "mobile_stores_api": .bool(api != nil)])
 
         // Listening before the database is there: /healthz answers, /readyz and the webhooks say 503 (which
         // the stores retry) until it is, instead of the process exiting and leaving nothing to answer.
         let outcome = await runUntilTerminated(startup: {
             try await DatabaseStartup.waitUntilReady(pool, logger: logger)
+            if let api {
+                try await DatabaseStartup.waitUntilReady(api.pool, logger: logger)
+                api.service.open()
+            }
             ingest.open()
         }, ready: { ServiceNotifier.ready() })
         ServiceNotifier.stopping()
@@ -72,6 +101,7 @@ struct ServeCommand: Command {
         await ingest.close()
         await commits.value
         await keysHTTP.shutdown()
+        await api?.close()
         await pool.close()
         try outcome.get()
         logger.info("stopped")

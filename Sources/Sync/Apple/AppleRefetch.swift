@@ -29,23 +29,40 @@ struct AppleRefetch {
     func snapshot(connection: StoreConnection, lineage: String, transactionID: String, revision: String?,
                   source: SnapshotSource, previousError: String?, vouched: Bool) async throws -> Result {
         do {
-            let fetchedAt = Date()
-            // Independent reads, sent together: a notification waits one store round trip, not two. The
-            // snapshot books the status's latest transaction too, so a renewal the history missed is not lost.
-            async let pendingStatuses = client.subscriptionStatuses(transactionID: transactionID)
-            async let pendingHistory = self.history(connectionID: connection.id, lineage: lineage,
-                                                    transactionID: transactionID, revision: revision)
-            let (statuses, history) = try await (pendingStatuses, pendingHistory)
-            var snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
-                                                                history: history.transactions, source: source,
-                                                                fetchedAt: fetchedAt)
-            snapshot.cursor = history.revision
-            return Result(snapshot: snapshot, hasMore: history.hasMore)
+            return try await fetch(connection: connection, lineage: lineage, transactionID: transactionID,
+                                   revision: revision, source: source)
         } catch let error as AppStoreAPIError {
             throw StoreFailures.api(error, previous: previousError, vouched: vouched)
         } catch let error as AppleSnapshotError {
             throw JobFailure.permanent("the App Store's answer cannot be mirrored: \(error)")
         }
+    }
+
+    /// The same read, failing with Apple's own `AppStoreAPIError` or `AppleSnapshotError`: for a caller that
+    /// answers a person now (the API's purchase registration) rather than retrying a job. `statuses`, when the
+    /// caller has read them already (to find the lineage), are not read again.
+    func fetch(connection: StoreConnection, lineage: String, transactionID: String, revision: String?,
+               source: SnapshotSource, statuses known: SubscriptionStatuses? = nil) async throws -> Result {
+        let fetchedAt = Date()
+        let statuses: SubscriptionStatuses
+        let history: TransactionHistory
+        if let known {
+            statuses = known
+            history = try await self.history(connectionID: connection.id, lineage: lineage, transactionID: transactionID,
+                                             revision: revision)
+        } else {
+            // Independent reads, sent together: a notification waits one store round trip, not two. The
+            // snapshot books the status's latest transaction too, so a renewal the history missed is not lost.
+            async let pendingStatuses = client.subscriptionStatuses(transactionID: transactionID)
+            async let pendingHistory = self.history(connectionID: connection.id, lineage: lineage,
+                                                    transactionID: transactionID, revision: revision)
+            (statuses, history) = try await (pendingStatuses, pendingHistory)
+        }
+        var snapshot = try AppleSnapshotTranslator.snapshot(lineage: lineage, statuses: statuses,
+                                                            history: history.transactions, source: source,
+                                                            fetchedAt: fetchedAt)
+        snapshot.cursor = history.revision
+        return Result(snapshot: snapshot, hasMore: history.hasMore)
     }
 
     /// The lineage's history from `revision` on. A stored revision Apple refuses (`4000005`) would refuse

@@ -14,15 +14,20 @@ final class AppleStoreClients: Sendable {
     final class Tools: Sendable {
         let connection: StoreConnection
         let client: AppStoreAPIClient
+        /// A Production connection's client for Apple's Sandbox, with the same key: where a purchase a backend
+        /// registers that Production does not know is looked up, to be refused as a sandbox purchase.
+        let sandboxClient: AppStoreAPIClient?
         /// Verifies the connection's notifications in either environment (`NotificationVerifier`).
         let notifications: NotificationVerifier
         /// Verifies what the connection's own environment signs: notifications, and the transactions and
         /// renewal info the API answers with.
         var verifier: SignedDataVerifier { notifications.own }
 
-        init(connection: StoreConnection, client: AppStoreAPIClient, notifications: NotificationVerifier) {
+        init(connection: StoreConnection, client: AppStoreAPIClient, sandboxClient: AppStoreAPIClient?,
+             notifications: NotificationVerifier) {
             self.connection = connection
             self.client = client
+            self.sandboxClient = sandboxClient
             self.notifications = notifications
         }
 
@@ -84,15 +89,29 @@ final class AppleStoreClients: Sendable {
         configuration.rateLimits = configuration.rateLimits.scaled(by: rateLimitShare)
         configuration.maxHistoryPages = historyPages
         let client: AppStoreAPIClient
+        var sandboxClient: AppStoreAPIClient?
         var observe: (@Sendable (AppStoreAPICall) -> Void)?
         if let metrics { observe = { call in metrics.record(call) } }
         do {
             client = try AppStoreAPIClient(configuration: configuration, verifier: notifications.own, httpClient: http,
                                            observe: observe)
+            // Apple's own sandbox only for a connection that talks to Apple: one pointed at a simulator or proxy
+            // never sends its key to Apple unless told where.
+            let sandboxURL = credentials.sandboxBaseURL
+                ?? (credentials.baseURL == nil ? AppStoreAPIConfiguration.sandboxURL : nil)
+            if connection.environment == .production, let sandboxURL {
+                var sandbox = configuration
+                sandbox.environment = .sandbox
+                sandbox.baseURL = sandboxURL
+                let verifier = try SignedDataVerifier(roots: roots, bundleID: connection.appIdentifier, appAppleID: nil,
+                                                      environment: .sandbox)
+                sandboxClient = try AppStoreAPIClient(configuration: sandbox, verifier: verifier, httpClient: http,
+                                                      observe: observe)
+            }
         } catch {
             throw JobFailure.permanent("connection \(connection.id): \(error)")
         }
-        return Tools(connection: connection, client: client, notifications: notifications)
+        return Tools(connection: connection, client: client, sandboxClient: sandboxClient, notifications: notifications)
     }
 }
 

@@ -41,38 +41,45 @@ struct GoogleRefetch {
     func refetch(connection: StoreConnection, token: String, voided: [VoidedOrder], source: SnapshotSource,
                  mirrors: [StoreConnection]) async throws -> Answer {
         do {
-            let subscription: SubscriptionPurchaseV2
-            do {
-                subscription = try await client.subscription(token: token)
-            } catch let error as GooglePlayAPIError where error.code == .gone || error.code == .notFound {
-                return try await refundsOnly(token: token, voided: voided, source: source, mirrors: mirrors, because: error)
-            }
-            let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)
-            // A voided order may be any token's of a long chain; the other orders are this token's.
-            let known = voided.isEmpty ? [] : try await pool.run { db in
-                try PurchaseTokens.tokens(ofLineage: lineage, connectionID: connection.id, on: db)
-            }
-            let latest = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
-            var orderIDs = latest.union(voided.map(\.orderID))
-            orderIDs.formUnion(try await unbookedEarlierOrders(latest))
-            var orders: [GooglePlayOrder] = []
-            for id in orderIDs.sorted() {
-                do {
-                    orders.append(try await client.order(id: id))
-                } catch let error as GooglePlayAPIError where error.code == .notFound && !latest.contains(id) {
-                    continue  // a renewal number that was never charged (a recovered or paused period)
-                }
-            }
-            switch try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
-                                                         orders: orders, voided: voided, replacedTokens: replaced,
-                                                         knownTokens: known, source: source, fetchedAt: Date()) {
-            case .snapshot(let snapshot): return .snapshot(snapshot)
-            case .pending: return .pending
-            }
+            return try await fetch(connection: connection, token: token, voided: voided, source: source, mirrors: mirrors)
         } catch let error as GooglePlayAPIError {
             throw tools.failure(error, previous: previousError, logger: logger)
         } catch let error as GoogleSnapshotError {
             throw JobFailure.permanent("Google Play's answer cannot be mirrored: \(error)")
+        }
+    }
+
+    /// The same read, failing with Google's own `GooglePlayAPIError` or `GoogleSnapshotError`: for a caller
+    /// that answers a person now (the API's purchase registration) rather than retrying a job.
+    func fetch(connection: StoreConnection, token: String, voided: [VoidedOrder], source: SnapshotSource,
+               mirrors: [StoreConnection]) async throws -> Answer {
+        let subscription: SubscriptionPurchaseV2
+        do {
+            subscription = try await client.subscription(token: token)
+        } catch let error as GooglePlayAPIError where error.code == .gone || error.code == .notFound {
+            return try await refundsOnly(token: token, voided: voided, source: source, mirrors: mirrors, because: error)
+        }
+        let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)
+        // A voided order may be any token's of a long chain; the other orders are this token's.
+        let known = voided.isEmpty ? [] : try await pool.run { db in
+            try PurchaseTokens.tokens(ofLineage: lineage, connectionID: connection.id, on: db)
+        }
+        let latest = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
+        var orderIDs = latest.union(voided.map(\.orderID))
+        orderIDs.formUnion(try await unbookedEarlierOrders(latest))
+        var orders: [GooglePlayOrder] = []
+        for id in orderIDs.sorted() {
+            do {
+                orders.append(try await client.order(id: id))
+            } catch let error as GooglePlayAPIError where error.code == .notFound && !latest.contains(id) {
+                continue  // a renewal number that was never charged (a recovered or paused period)
+            }
+        }
+        switch try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
+                                                     orders: orders, voided: voided, replacedTokens: replaced,
+                                                     knownTokens: known, source: source, fetchedAt: Date()) {
+        case .snapshot(let snapshot): return .snapshot(snapshot)
+        case .pending: return .pending
         }
     }
 

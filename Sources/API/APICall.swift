@@ -1,0 +1,65 @@
+import Accounts
+import Foundation
+import HTTP
+import Postgres
+import Synchronization
+
+/// One request to an endpoint, with what its guards established: the tenant's host, the path's parameters
+/// and, on backend routes, the principal whose account's budget the request spends.
+final class APICall: Sendable {
+    let request: HTTPRequest
+    let host: String
+    let parameters: [String: String]
+    private let backend: APIPrincipal?
+    private let pool: PostgresPool
+    private let rate = Mutex<RateLimiter.Status?>(nil)
+
+    init(request: HTTPRequest, host: String, parameters: [String: String], principal: APIPrincipal?, pool: PostgresPool) {
+        self.request = request
+        self.host = host
+        self.parameters = parameters
+        backend = principal
+        self.pool = pool
+    }
+
+    /// The backend's principal; only backend routes have one.
+    var principal: APIPrincipal {
+        guard let backend else { preconditionFailure("an open route asked for a principal") }
+        return backend
+    }
+
+    /// The budget's state once charged, for the answer's headers.
+    var rateStatus: RateLimiter.Status? { rate.withLock { $0 } }
+
+    /// The account's REST budget, charged this request, and `query` read in the same round trip. Throws the
+    /// 429 when the budget is spent (the read's answer is then dropped).
+    func charged<Value: Sendable>(_ query: PostgresQuery<Value>) async throws -> Value {
+        let charge = self.charge
+        let (status, value) = try await pool.run { db in try db.query(charge, query) }
+        try record(status)
+        return value
+    }
+
+    /// Two reads in the charging round trip.
+    func charged<First: Sendable, Second: Sendable>(_ first: PostgresQuery<First>,
+                                                    _ second: PostgresQuery<Second>) async throws -> (First, Second) {
+        let charge = self.charge
+        let (status, a, b) = try await pool.run { db in try db.query(charge, first, second) }
+        try record(status)
+        return (a, b)
+    }
+
+    /// The charge alone, before an endpoint's writes.
+    func charge() async throws {
+        try record(try await pool.query(charge))
+    }
+
+    private var charge: PostgresQuery<RateLimiter.Status> {
+        RateLimiter.charge(accountID: principal.accountID, bucket: "rest", limit: principal.rateLimit)
+    }
+
+    private func record(_ status: RateLimiter.Status) throws {
+        rate.withLock { $0 = status }
+        if status.isLimited { throw APIError.bare(429, "Too Many Attempts.") }
+    }
+}
