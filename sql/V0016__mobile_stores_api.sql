@@ -35,7 +35,8 @@ ALTER TABLE store_connections ADD COLUMN sandbox_api_base_url text
 -- The API authenticates clients and tokens, issues and revokes account tokens, registers purchases through the
 -- same mirror writes as the worker (never deleting from the mirror), reads entitlements and keeps consumption
 -- usage. It never reads an account token's secret hash, a customer's e-mail or name, or the queue.
-GRANT SELECT, INSERT ON api_access_tokens TO storesync_api;
+-- DELETE only for tokens long expired, which each new issue of the client clears away.
+GRANT SELECT, INSERT, DELETE ON api_access_tokens TO storesync_api;
 GRANT SELECT, INSERT, UPDATE ON api_rate_windows TO storesync_api;
 GRANT SELECT (id, account_id) ON customers TO storesync_api;
 GRANT SELECT (token, account_id, customer_id, status, created_at, revoked_at) ON account_tokens TO storesync_api;

@@ -58,6 +58,10 @@ public enum APIAccessTokens {
         }
         let token = Secrets.random()
         let seconds = Int(lifetime.components.seconds)
+        // The client's tokens expired a day ago or more go as a new one comes, so the table holds about a day
+        // of each client's tokens however long it runs.
+        _ = try db.query("DELETE FROM api_access_tokens WHERE client_id = $1::uuid AND expires_at < now() - interval '1 day'",
+                         [clientID])
         _ = try db.query("""
             INSERT INTO api_access_tokens (token_sha256, client_id, account_id, scopes, expires_at)
             VALUES ($1::bytea, $2::uuid, $3, $4::text[], now() + make_interval(secs => $5))

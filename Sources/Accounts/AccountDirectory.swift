@@ -7,6 +7,8 @@ public struct Account: Sendable, Equatable {
     public let host: String
     public let name: String
     public let createdAt: Date
+    /// Mobile Stores API requests per minute its backends may make.
+    public let apiRateLimit: Int
 }
 
 /// Finding and listing accounts, for the operator's commands.
@@ -20,14 +22,20 @@ public enum AccountDirectory {
 
     /// Every account, oldest first.
     public static func list(on db: isolated PostgresConnection) throws -> [Account] {
-        try db.query("SELECT id, host, name, created_at FROM accounts ORDER BY id").map { row in
-            Account(id: try row.decode(0), host: try row.decode(1), name: try row.decode(2), createdAt: try row.decode(3))
+        try db.query("SELECT id, host, name, created_at, api_rate_limit FROM accounts ORDER BY id").map { row in
+            Account(id: try row.decode(0), host: try row.decode(1), name: try row.decode(2), createdAt: try row.decode(3),
+                    apiRateLimit: try row.decode(4))
         }
     }
 
     /// Whether there is an account with this id.
     public static func exists(id: Int64, on db: isolated PostgresConnection) throws -> Bool {
         try !db.query("SELECT 1 FROM accounts WHERE id = $1", [id]).isEmpty
+    }
+
+    /// Sets the account's Mobile Stores API budget, requests per minute.
+    public static func setAPIRateLimit(_ limit: Int, accountID: Int64, on db: isolated PostgresConnection) throws {
+        _ = try db.query("UPDATE accounts SET api_rate_limit = $2 WHERE id = $1", [accountID, limit])
     }
 
     /// The id of the account of `host`, if there is one.

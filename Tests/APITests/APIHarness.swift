@@ -45,6 +45,8 @@ struct APIHarness {
     /// An API client of the account with the default scope, and its secret.
     let clientID: String
     let clientSecret: String
+    /// The test database's URL logging in as the API's role (a member of `storesync_api`).
+    let apiRoleURL: String
     private let client: HTTPClient
 
     static func with(_ options: Options = Options(), _ body: (APIHarness) async throws -> Void) async throws {
@@ -123,7 +125,7 @@ struct APIHarness {
             let harness = APIHarness(database: database, accountID: setup.0, apple: apple, appleSandbox: sandbox, play: play,
                                      appleConnection: setup.1, googleConnection: setup.2,
                                      baseURL: "http://127.0.0.1:\(server.port)", clientID: setup.3.client.id,
-                                     clientSecret: setup.3.secret, client: client)
+                                     clientSecret: setup.3.secret, apiRoleURL: role.url, client: client)
             func shutDown() async {
                 await server.stop(grace: .seconds(1))
                 await client.shutdown()

@@ -45,4 +45,30 @@ import Testing
         #expect(Linking.decide(existingCustomerID: rule.existing, token: rule.token,
                                requireIssuedTokens: rule.requireIssuedTokens) == rule.expected)
     }
+
+    /// A backend registering the purchase for customer C: C takes what nobody holds (an unknown token too),
+    /// keeps what is C's, and is refused what is, or is tagged to be, someone else's.
+    static let claims: [Case] = [
+        Case(existing: nil, token: .none, requireIssuedTokens: true, expected: .link(customerID: "C")),
+        Case(existing: nil, token: .unknown, requireIssuedTokens: true, expected: .link(customerID: "C")),
+        Case(existing: nil, token: .issued(customerID: "C"), requireIssuedTokens: true, expected: .link(customerID: "C")),
+        Case(existing: nil, token: .issued(customerID: "B"), requireIssuedTokens: true,
+             expected: .refused(ownerCustomerID: "B")),
+        Case(existing: nil, token: .rawCustomerID(customerID: "B"), requireIssuedTokens: false,
+             expected: .refused(ownerCustomerID: "B")),
+        // A raw id does not link where issued tokens are required: the purchase is nobody's yet.
+        Case(existing: nil, token: .rawCustomerID(customerID: "B"), requireIssuedTokens: true,
+             expected: .link(customerID: "C")),
+        Case(existing: "C", token: .none, requireIssuedTokens: true, expected: .keep(customerID: "C")),
+        Case(existing: "C", token: .issued(customerID: "B"), requireIssuedTokens: true, expected: .keep(customerID: "C")),
+        Case(existing: "A", token: .none, requireIssuedTokens: true, expected: .refused(ownerCustomerID: "A")),
+        Case(existing: "A", token: .issued(customerID: "C"), requireIssuedTokens: false,
+             expected: .refused(ownerCustomerID: "A")),
+    ]
+
+    @Test(arguments: claims)
+    func decidesAClaim(_ rule: Case) {
+        #expect(Linking.decide(existingCustomerID: rule.existing, token: rule.token,
+                               requireIssuedTokens: rule.requireIssuedTokens, claimant: "C") == rule.expected)
+    }
 }

@@ -4,14 +4,19 @@ import Postgres
 
 struct AccountsCommand: Command {
     static let name = "accounts"
-    static let summary = "add or list SubscriptionFlow accounts (tenants), found by their webhook host"
+    static let summary = "add, list or limit SubscriptionFlow accounts (tenants), found by their webhook host"
     static let usage = """
         usage: storesync accounts add --host H [--name N] [--json]
                storesync accounts list [--json]
+               storesync accounts set-api-rate-limit --account A N
 
         An account is found by the Host header its store notifications arrive on: webhooks for a host
         with no account get 404 and are not stored. H is a host name without port, e.g.
         billing.example.com (stored lowercase).
+
+        set-api-rate-limit  the account's Mobile Stores API budget: N backend requests per minute
+                            (1…1000000, default 500), shared by every process serving the API.
+                            A is an account id or host.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -41,18 +46,30 @@ struct AccountsCommand: Command {
             if json {
                 Output.print(Output.Value.array(accounts.map {
                     .object([("id", .int(Int($0.id))), ("host", .string($0.host)), ("name", .string($0.name)),
-                             ("created_at", .string(Output.iso($0.createdAt)))])
+                             ("created_at", .string(Output.iso($0.createdAt))), ("api_rate_limit", .int($0.apiRateLimit))])
                 }).text)
             } else {
                 Output.print(accounts.isEmpty ? "no accounts" : Output.table(
-                    ["ID", "HOST", "NAME", "CREATED"],
-                    accounts.map { [String($0.id), $0.host, $0.name, Output.iso($0.createdAt)] }))
+                    ["ID", "HOST", "NAME", "CREATED", "API/MIN"],
+                    accounts.map { [String($0.id), $0.host, $0.name, Output.iso($0.createdAt), String($0.apiRateLimit)] }))
             }
             return 0
+        case "set-api-rate-limit"?:
+            guard let account = try arguments.option("--account") else { throw UsageError("--account is required") }
+            guard let text = arguments.positional() else { throw UsageError("say the requests per minute, e.g. 500") }
+            try arguments.finish()
+            let limit = try Parse.int(text, "the requests per minute", range: 1...1_000_000)
+            let reference = try Parse.account(account)
+            try await environment.withPool { pool in
+                let accountID = try await reference.resolve(on: pool)
+                try await pool.transaction { db in try AccountDirectory.setAPIRateLimit(limit, accountID: accountID, on: db) }
+            }
+            Output.print("account \(account): \(limit) API requests per minute")
+            return 0
         case let other?:
-            throw UsageError("unknown action \(other.debugDescription); say add or list")
+            throw UsageError("unknown action \(other.debugDescription); say add, list or set-api-rate-limit")
         case nil:
-            throw UsageError("say add or list")
+            throw UsageError("say add, list or set-api-rate-limit")
         }
     }
 }
