@@ -40,6 +40,7 @@ enum DemoCatalog {
     }
 
     struct Customer: Sendable {
+        let id: String
         let name: String
         /// The account token the app sets as `appAccountToken` on purchases.
         let token: UUID
@@ -50,6 +51,8 @@ enum DemoCatalog {
         let connectionID: Int64
         /// Customer A, then customer B.
         let customers: [Customer]
+        /// The account's Mobile Stores API client, its secret shown this once.
+        let apiClient: APIClients.Created
     }
 
     /// What the database holds as far as the demo is concerned.
@@ -106,7 +109,9 @@ enum DemoCatalog {
             let id = try Catalog.addCustomer(accountID: accountID, email: email, name: name, on: db)
             _ = try AccountTokens.issue(customerID: id, sha256: { Digest.sha256($0) }, on: db)
         }
-        return Seeded(accountID: accountID, connectionID: connection.id, customers: try customers(accountID: accountID, on: db))
+        let client = try APIClients.add(accountID: accountID, name: "demo backend", sha256: { Digest.sha256($0) }, on: db)
+        return Seeded(accountID: accountID, connectionID: connection.id, customers: try customers(accountID: accountID, on: db),
+                      apiClient: client)
     }
 
     /// Points the demo account's connection at the simulator of this run. Only the demo account's own
@@ -128,12 +133,12 @@ enum DemoCatalog {
     /// Customers of the account with their active account tokens, in the order the demo created them.
     static func customers(accountID: Int64, on db: isolated PostgresConnection) throws -> [Customer] {
         try db.query("""
-            SELECT c.name, t.token::text FROM customers c
+            SELECT c.name, t.token::text, c.id::text FROM customers c
             JOIN account_tokens t ON t.customer_id = c.id AND t.status = 'active'
             WHERE c.account_id = $1 ORDER BY c.created_at, c.name
             """, [accountID]).compactMap { row in
             guard let token = UUID(uuidString: try row.decode(1)) else { return nil }
-            return Customer(name: try row.decode(0), token: token)
+            return Customer(id: try row.decode(2), name: try row.decode(0), token: token)
         }
     }
 

@@ -1,3 +1,4 @@
+import Accounts
 import CLI
 import Foundation
 import Logging
@@ -37,6 +38,12 @@ struct DemoCommand: Command {
 
     struct Options {
         var ingestURL = "http://127.0.0.1:8080/webhook/apple"
+
+        /// The origin `serve` answers on, where its Mobile Stores API is too.
+        var apiURL: String? {
+            guard let url = URL(string: ingestURL), let scheme = url.scheme, let host = url.host else { return nil }
+            return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        }
         var listen: Listen
         var host = "demo.localhost"
         var keepRunning = false
@@ -119,6 +126,7 @@ struct DemoCommand: Command {
         let accountID: Int64
         let connectionID: Int64
         let customers: [DemoCatalog.Customer]
+        var apiClient: APIClients.Created?
         var lineages: [String] = []
         if case .demo(let id) = found {
             let refreshed = try await pool.transaction { db in
@@ -136,6 +144,7 @@ struct DemoCommand: Command {
                 return nil
             }
             (accountID, connectionID, customers) = (seeded.accountID, seeded.connectionID, seeded.customers)
+            apiClient = seeded.apiClient
             Output.print("storesync-dev demo: created the demo account \(options.host) on the App Store simulator at "
                 + "\(simulator.baseURL); playing purchases and waiting for the worker to mirror them…")
             let played = try await DemoScenarios.play(on: simulator, customers: customers)
@@ -145,13 +154,14 @@ struct DemoCommand: Command {
         let purchases = try await pool.withConnection { db in try await DemoSummary.read(accountID: accountID, on: db) }
         return DemoSummary.render(purchases, context(options, accountID: accountID, connectionID: connectionID,
                                                      simulatorURL: options.keepRunning ? simulator.baseURL : nil,
-                                                     customers: customers, lineages: lineages))
+                                                     customers: customers, lineages: lineages, apiClient: apiClient))
     }
 
     private static func context(_ options: Options, accountID: Int64, connectionID: Int64? = nil, simulatorURL: String?,
-                                customers: [DemoCatalog.Customer], lineages: [String] = []) -> DemoSummary.Context {
+                                customers: [DemoCatalog.Customer], lineages: [String] = [],
+                                apiClient: APIClients.Created? = nil) -> DemoSummary.Context {
         DemoSummary.Context(host: options.host, accountID: accountID, connectionID: connectionID,
                             runningSimulatorURL: simulatorURL, customers: customers, knownLineages: lineages,
-                            binary: CommandLine.arguments.first ?? "storesync")
+                            apiClient: apiClient, apiURL: options.apiURL, binary: CommandLine.arguments.first ?? "storesync")
     }
 }

@@ -1,3 +1,4 @@
+import Accounts
 import CLI
 import Foundation
 import Postgres
@@ -63,6 +64,10 @@ enum DemoSummary {
         let customers: [DemoCatalog.Customer]
         /// Lineages the running simulator knows (those played in this run), customer A's first.
         let knownLineages: [String]
+        /// The API client made with the account, whose secret is shown only now; nil on later runs.
+        let apiClient: APIClients.Created?
+        /// Where `serve` answers the API (the --ingest URL's origin).
+        let apiURL: String?
         /// How to call this binary in the hints.
         let binary: String
     }
@@ -89,7 +94,7 @@ enum DemoSummary {
         lines += ["", "Mirrored: \(count(subscriptions.count, "subscription")) (\(revoked) revoked), "
             + "\(count(invoices, "invoice")) (\(invoices - unclaimedInvoices) for customers, \(unclaimedInvoices) on purchases "
             + "pending claim), \(count(refunds, "refund")), \(count(unclaimed.count, "purchase")) pending claim."]
-        lines += hints(context)
+        lines += hints(context) + apiHints(context)
         return lines.joined(separator: "\n")
     }
 
@@ -121,6 +126,27 @@ enum DemoSummary {
             lines.append("  \(bin) simulator scenario refund --url \(url) --id \(lineage)")
         }
         lines.append("  \(bin) simulator --help   lists every scenario; the simulator forgets its subscriptions when it stops.")
+        return lines
+    }
+
+    /// How to call the Mobile Stores API for the demo account, as pasted.
+    private static func apiHints(_ context: Context) -> [String] {
+        guard let origin = context.apiURL else { return [] }
+        let host = "--header 'Host: \(context.host)'"
+        guard let client = context.apiClient else {
+            return ["", "The Mobile Stores API answers at \(origin) for host \(context.host). Make an API client with",
+                    "  storesync api-clients add --account \(context.host) --name backend",
+                    "and get a token as the README's \"Mobile Stores API\" section shows."]
+        }
+        var lines = ["", "The Mobile Stores API answers at \(origin) for host \(context.host). The demo's API client "
+                     + "(its secret is shown only now):",
+                     "  curl -s -X POST \(origin)/oauth/token \(host) --data-urlencode grant_type=client_credentials "
+                     + "--data-urlencode client_id=\(client.client.id) --data-urlencode client_secret=\(client.secret)",
+                     "  TOKEN=…   # the access_token it answers"]
+        if let customer = context.customers.first {
+            lines.append("  curl -s \(origin)/api/v1/mobile-stores/customers/\(customer.id)/entitlements \(host) "
+                         + "--header \"Authorization: Bearer $TOKEN\"   # \(customer.name)'s entitlements")
+        }
         return lines
     }
 
