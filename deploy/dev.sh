@@ -311,6 +311,8 @@ cmd_test() {
     export STORESYNC_TESTWORKER_BIN=$ROOT/.build/debug/storesync-testworker
     ensure_database
     prepare_template
+    # The tests give every daemon they start a database of its own; the checkout's API login is not one.
+    unset STORESYNC_API_DATABASE_URL
     local rc=0
     # Every test uses Swift Testing; without XCTest the run closes on one summary line. Unbounded, Swift
     # Testing starts every test at once; with hundreds of servers, simulators and RSA key generations on
