@@ -14,8 +14,6 @@ import Sync
 public final class MobileStoresAPI: Sendable {
     public static let prefix = "/api/v1/mobile-stores"
     public static let tokenPath = "/oauth/token"
-    /// The methods the API's paths are claimed for in the server's router, so that no other layer answers them.
-    private static let methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     private let router: APIRouter
     private let pool: PostgresPool
@@ -73,12 +71,10 @@ public final class MobileStoresAPI: Sendable {
     /// Starts serving (see `init`'s `accepting`).
     public func open() { accepting.withLock { $0 = true } }
 
-    /// Claims the token path and every path under the prefix, for every method.
+    /// Claims the token path and every path under the prefix, for every method: no other layer answers them.
     public func install(into server: inout HTTPRouter) {
-        for method in Self.methods {
-            server.route(method, Self.tokenPath) { request in await self.handle(request) }
-            server.route(method, prefix: Self.prefix + "/") { request in await self.handle(request) }
-        }
+        server.route("*", Self.tokenPath) { request in await self.handle(request) }
+        server.route("*", prefix: Self.prefix + "/") { request in await self.handle(request) }
     }
 
     /// Whether `path` is the API's, so the server's own refusals of it (413, 431, 408) take the API's shape.

@@ -37,7 +37,10 @@ struct RequestBody {
                         try reader.skipValue()
                         values[name] = .null
                     case .number:
-                        if let integer = try? reader.readInt64() {
+                        // A failed read has consumed the number already: read from a copy, keep it on success.
+                        var probe = reader
+                        if let integer = try? probe.readInt64() {
+                            reader = probe
                             values[name] = .integer(integer)
                         } else {
                             try reader.skipValue()

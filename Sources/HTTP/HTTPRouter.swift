@@ -10,7 +10,8 @@ public struct HTTPRouter: Sendable {
     public init() {}
 
     /// Registers `handler` for `method` (case-insensitive) on `path`; a later registration replaces an earlier
-    /// one. A `GET` route also answers `HEAD` (the server sends the headers without the body).
+    /// one. A `GET` route also answers `HEAD` (the server sends the headers without the body). Method `*`
+    /// takes every method the path has no route of its own for: a face that answers its own 405s.
     public mutating func route(_ method: String, _ path: String, _ handler: @escaping HTTPHandler) {
         routes[path, default: [:]][method.uppercased()] = handler
     }
@@ -35,7 +36,9 @@ public struct HTTPRouter: Sendable {
     func resolve(method: String, path: String) -> Resolution {
         guard let methods = routes[path] ?? longestPrefix(of: path) else { return .notFound }
         let method = method.uppercased()
-        if let handler = methods[method] ?? (method == "HEAD" ? methods["GET"] : nil) { return .handler(handler) }
+        if let handler = methods[method] ?? (method == "HEAD" ? methods["GET"] : nil) ?? methods["*"] {
+            return .handler(handler)
+        }
         var allowed = Set(methods.keys)
         if allowed.contains("GET") { allowed.insert("HEAD") }
         return .methodNotAllowed(allowed: allowed.sorted().joined(separator: ", "))

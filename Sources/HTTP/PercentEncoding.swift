@@ -32,8 +32,13 @@ public enum PercentEncoding {
         return fields
     }
 
-    /// One form-encoded component, or nil when an escape is malformed or the bytes are not UTF-8.
+    /// One form-encoded component, or nil when an escape is malformed or the bytes are not UTF-8. Byte by
+    /// byte, and a component without escapes is copied whole: Foundation's `removingPercentEncoding` went
+    /// through CFString on every call.
     public static func decode(_ component: some Collection<UInt8>) -> String? {
+        guard component.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else {
+            return String(validating: component, as: UTF8.self)
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(component.count)
         var iterator = component.makeIterator()

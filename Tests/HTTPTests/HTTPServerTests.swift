@@ -38,6 +38,24 @@ import Testing
         await server.stop(grace: .seconds(1))
     }
 
+    /// A `*` route takes every method the path has no route of its own for, so its handler answers its own 405s.
+    @Test func anyMethodRouteTakesWhatTheExactOnesDoNot() async throws {
+        let (server, base) = try startServer { router in
+            router.route("GET", "/api/status") { _ in .text(200, "status") }
+            router.route("*", prefix: "/api") { request in .text(299, request.method) }
+        }
+        let client = try HTTPClient()
+        let exact = try await client.send(get("\(base)/api/status"))
+        #expect(String(decoding: exact.body, as: UTF8.self) == "status")
+        for method in ["PROPFIND", "DELETE", "OPTIONS"] {
+            let other = try await client.send(HTTPClientRequest(method: method, url: "\(base)/api/things/1"))
+            #expect(other.status == 299)
+            #expect(String(decoding: other.body, as: UTF8.self) == method)
+        }
+        await client.shutdown()
+        await server.stop(grace: .seconds(1))
+    }
+
     @Test func prefixRoutesTakeDeeperPathsLongestFirstAndExactRoutesWin() async throws {
         let (server, base) = try startServer { router in
             router.route("GET", prefix: "/items") { request in .text(200, "items:\(request.path)") }
