@@ -9,7 +9,7 @@ import Worker
 
 struct BenchCommand: Command {
     static let name = "bench"
-    static let summary = "measure throughput (queue drain); prints one JSON line"
+    static let summary = "measure throughput (queue, verification, ingest, pipeline, resync, API); prints one JSON line"
     static let usage = """
         usage: storesync-dev bench queue --jobs N [--slots S] [--flushers F] [--repeat R] [--scheduled D]
                storesync-dev bench verify [--seconds S]
@@ -17,6 +17,7 @@ struct BenchCommand: Command {
                storesync-dev bench pipeline --store apple|google --notifications N --store-latency-ms L [--concurrency C]
                                         [--subscriptions S] [--rate R]
                storesync-dev bench resync --purchases N [--store apple|google|both] [--concurrency C]
+               storesync-dev bench api [--customers N] [--seconds S] [--connections C] [--registrations-per-sec R]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -49,6 +50,13 @@ struct BenchCommand: Command {
                 one), runs the daily resync's fan-out with the rate budget lifted and drains it with C slots
                 (default 128): purchases re-fetched and applied per second for each store, and the projected
                 wall time for 1,000,000 purchases at the default budget (half of the store's published limit).
+        api     The Mobile Stores API in this process (its pool logs in with STORESYNC_API_DATABASE_URL, else
+                DATABASE_URL), driven by wrk over C keep-alive connections (default 32) for S seconds each
+                (default 10): a static route of the same server (the HTTP ceiling), GET …/entitlements across
+                N customers (default 1000) with web subscriptions, and those reads again while R purchases a
+                second (default 20) are bought on the App Store simulator and registered. Prints requests/s,
+                p50/p99, this process's CPU per read (PostgreSQL's not included) and the registrations'
+                latency; exits 1 if any read or registration failed. Needs a migrated, throwaway database.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -58,9 +66,10 @@ struct BenchCommand: Command {
         case "ingest"?: return try await IngestBenchmark.run(&arguments, environment: environment)
         case "pipeline"?: return try await PipelineBenchmark.run(&arguments, environment: environment)
         case "resync"?: return try await ResyncBenchmark.run(&arguments, environment: environment)
+        case "api"?: return try await APIBenchmark.run(&arguments, environment: environment)
         case let other?:
-            throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, pipeline, resync")
-        case nil: throw UsageError("say what to benchmark: queue, verify, ingest, pipeline or resync")
+            throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, pipeline, resync, api")
+        case nil: throw UsageError("say what to benchmark: queue, verify, ingest, pipeline, resync or api")
         }
     }
 
