@@ -175,6 +175,14 @@ struct APIHarness {
         return Answer(status: response.status, headers: response.headers, body: response.body)
     }
 
+    /// Sends `template` as a backend would for a new customer of the account: its `"C"` becomes the
+    /// customer's id (the tables of field rules are written once for any customer).
+    func sendForNewCustomer(_ method: String, _ path: String, template: String) async throws -> Answer {
+        let customer = try await addCustomer()
+        return try await send(method, path, json: template.replacingOccurrences(of: #""C""#, with: "\"\(customer)\""),
+                              bearer: try await accessToken())
+    }
+
     /// A form POST to `/oauth/token`.
     func requestToken(_ fields: [(String, String)], headers: [(name: String, value: String)] = [],
                       host: String = APIHarness.host) async throws -> Answer {

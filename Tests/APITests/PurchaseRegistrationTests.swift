@@ -222,9 +222,7 @@ import Testing
     ])
     func validatesEveryField(body: String, field: String, message: String) async throws {
         try await APIHarness.with { api in
-            let customer = try await api.addCustomer()
-            let answer = try await api.send("POST", Self.path, json: body.replacingOccurrences(of: #""C""#, with: "\"\(customer)\""),
-                                            bearer: try await api.accessToken())
+            let answer = try await api.sendForNewCustomer("POST", Self.path, template: body)
             #expect(answer.status == 422, "\(answer.text)")
             let json = try answer.json
             #expect(json["message"] as? String == message)
