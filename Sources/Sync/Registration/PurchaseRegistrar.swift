@@ -277,8 +277,11 @@ public final class PurchaseRegistrar: Sendable {
                 throw RegistrationError(.productNotMapped, "The store product \(snapshot.productID) is not mapped to a plan.")
             case .lineageBusy:
                 throw RegistrationError(.unavailable, "The purchase is being updated; try again.", retryAfter: .seconds(1))
+            case .environmentMismatch:
+                throw mismatch(snapshot.environment, connection)
             default:
-                throw RegistrationError(.environmentMismatch, error.message)
+                logger.error("a registration's snapshot cannot be mirrored", ["error": .string(error.message)])
+                throw RegistrationError(.storeRefused, "The store's answer for this purchase cannot be mirrored.")
             }
         }
     }
