@@ -46,6 +46,9 @@ struct APIBenchTenant: Sendable {
             let client = try APIClients.add(accountID: accountID, name: "bench", sha256: { Digest.sha256($0) }, on: db)
             return (ids, client)
         }
+        // Statistics and a visibility map for what was just written, as autovacuum keeps them on a database in
+        // service: without them the planner guesses, and index-only scans visit the heap.
+        try await pool.query("VACUUM ANALYZE customers, customer_subscriptions, plan_prices, plan_entitlements, entitlements")
         return APIBenchTenant(host: host, customerIDs: ids, client: client, simulator: simulator)
     }
 
