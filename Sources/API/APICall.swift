@@ -28,22 +28,17 @@ final class APICall: Sendable {
         return backend
     }
 
+    /// The principal where the route has one.
+    var principalIfAny: APIPrincipal? { backend }
+
     /// The budget's state once charged, for the answer's headers.
     var rateStatus: RateLimiter.Status? { rate.withLock { $0 } }
 
-    /// The account's REST budget, charged this request, and `query` read in the same round trip. Throws the
-    /// 429 when the budget is spent (the read's answer is then dropped).
-    func charged<Value: Sendable>(_ query: PostgresQuery<Value>) async throws -> Value {
-        let charge = self.charge
-        let (status, value) = try await pool.run { db in try db.query(charge, query) }
-        try record(status)
-        return value
-    }
-
-    /// Two reads in the charging round trip.
+    /// The account's REST budget, charged this request, and two reads in the same round trip. Throws the 429
+    /// when the budget is spent (the reads' answers are then dropped).
     func charged<First: Sendable, Second: Sendable>(_ first: PostgresQuery<First>,
                                                     _ second: PostgresQuery<Second>) async throws -> (First, Second) {
-        let charge = self.charge
+        let charge = chargeQuery
         let (status, a, b) = try await pool.run { db in try db.query(charge, first, second) }
         try record(status)
         return (a, b)
@@ -51,10 +46,10 @@ final class APICall: Sendable {
 
     /// The charge alone, before an endpoint's writes.
     func charge() async throws {
-        try record(try await pool.query(charge))
+        try record(try await pool.query(chargeQuery))
     }
 
-    private var charge: PostgresQuery<RateLimiter.Status> {
+    private var chargeQuery: PostgresQuery<RateLimiter.Status> {
         RateLimiter.charge(accountID: principal.accountID, bucket: "rest", limit: principal.rateLimit)
     }
 

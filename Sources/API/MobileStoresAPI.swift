@@ -149,6 +149,8 @@ public final class MobileStoresAPI: Sendable {
             response = APIError(500, "Internal error.").response
         }
         if let status = call?.rateStatus { response.headers += status.headers }
+        logger.debug("api request", ["route": .string(route.pattern), "status": .int(response.status),
+                                     "client_id": .string(call?.principalIfAny?.clientID ?? "-")])
         return response
     }
 }

@@ -26,7 +26,6 @@ public enum PurchaseIdentifier: Sendable, Equatable {
 /// What registering a purchase did.
 public struct Registration: Sendable {
     public let connection: StoreConnection
-    public let snapshot: StoreSnapshot
     public let outcome: Mirror.Outcome
 }
 
@@ -268,7 +267,7 @@ public final class PurchaseRegistrar: Sendable {
             }
             logger.info("registered", ["connection": .int(Int(connection.id)), "lineage": .string(snapshot.lineage),
                                        "result": .string(outcome.summary)])
-            return Registration(connection: connection, snapshot: snapshot, outcome: outcome)
+            return Registration(connection: connection, outcome: outcome)
         } catch let error as MirrorError {
             switch error.code {
             case .ownershipConflict:
