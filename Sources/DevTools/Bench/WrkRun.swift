@@ -29,7 +29,11 @@ struct WrkRun: Sendable {
         } catch {
             throw BenchError("cannot run wrk (deploy/dev.sh installs it): \(error)")
         }
-        let text = try await Task.detached { String(decoding: try output.fileHandleForReading.readToEnd() ?? Data(), as: UTF8.self) }.value
+        // The pipe is read to its end on a thread of its own: a blocking read must not hold one of the pool's.
+        let handle = output.fileHandleForReading
+        let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+            Thread { done.resume(returning: String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)) }.start()
+        }
         for await _ in finished {}
         guard process.terminationStatus == 0 else { throw BenchError("wrk failed: \(text.suffix(500))") }
         return try parse(text)
