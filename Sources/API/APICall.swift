@@ -35,11 +35,13 @@ final class APICall: Sendable {
     var rateStatus: RateLimiter.Status? { rate.withLock { $0 } }
 
     /// The account's REST budget, charged this request, and two reads in the same round trip. Throws the 429
-    /// when the budget is spent (the reads' answers are then dropped).
+    /// when the budget is spent (the reads' answers are then dropped). The charge goes last: a pipeline runs
+    /// as one implicit transaction, so the account's budget row stays locked from the upsert to the commit,
+    /// and every request of the account would otherwise queue behind the others' reads.
     func charged<First: Sendable, Second: Sendable>(_ first: PostgresQuery<First>,
                                                     _ second: PostgresQuery<Second>) async throws -> (First, Second) {
         let charge = chargeQuery
-        let (status, a, b) = try await pool.run { db in try db.query(charge, first, second) }
+        let (a, b, status) = try await pool.run { db in try db.query(first, second, charge) }
         try record(status)
         return (a, b)
     }
