@@ -79,14 +79,7 @@ import Testing
             let subscription = try await Self.addWebSubscription(api, customer: customer)
             let answer = try await api.send("GET", Self.path(customer), bearer: try await api.accessToken())
             #expect(answer.status == 200, "\(answer.text)")
-            let entitlements = try #require(try answer.json["entitlements"] as? [[String: Any]])
-            try #require(entitlements.count == 1, "\(answer.text)")
-            let pro = entitlements[0]
-            #expect(pro["key"] as? String == "pro")
-            #expect(pro["source"] as? String == "web")
-            #expect(pro["subscription_id"] as? Int == Int(subscription))
-            #expect(pro["expires_at"] is NSNull, "\(answer.text)")
-            let grants = try #require(pro["grants"] as? [[String: Any]])
+            let grants = try Self.proNamedByWeb(answer, subscription: subscription)
             #expect(grants.map { $0["source"] as? String } == ["web"])
             Self.expectBudgetHeaders(answer)
         }
@@ -132,14 +125,7 @@ import Testing
             #expect(answer.status == 200, "\(answer.text)")
             let json = try answer.json
             #expect(json["customer_id"] as? String == customer.id)
-            let entitlements = try #require(json["entitlements"] as? [[String: Any]])
-            try #require(entitlements.count == 1, "one key, however many grants: \(answer.text)")
-            let pro = entitlements[0]
-            #expect(pro["key"] as? String == "pro")
-            #expect(pro["source"] as? String == "web")
-            #expect(pro["subscription_id"] as? Int == Int(web))
-            #expect(pro["expires_at"] is NSNull, "\(answer.text)")
-            let grants = try #require(pro["grants"] as? [[String: Any]])
+            let grants = try Self.proNamedByWeb(answer, subscription: web)
             #expect(grants.count == 3, "\(answer.text)")
             #expect(grants.first?["source"] as? String == "web", "longest first: \(answer.text)")
             #expect(Set(grants.compactMap { $0["source"] as? String }) == ["web", "apple", "google"])
@@ -164,5 +150,18 @@ import Testing
             }
             #expect(remaining == [499, 498, 497, 496])
         }
+    }
+
+    /// The answer's one entitlement, `pro`, named by the web subscription `subscription` (no end: longest);
+    /// its grants.
+    static func proNamedByWeb(_ answer: APIHarness.Answer, subscription: Int64) throws -> [[String: Any]] {
+        let entitlements = try #require(try answer.json["entitlements"] as? [[String: Any]])
+        try #require(entitlements.count == 1, "one key, however many grants: \(answer.text)")
+        let pro = entitlements[0]
+        #expect(pro["key"] as? String == "pro")
+        #expect(pro["source"] as? String == "web")
+        #expect(pro["subscription_id"] as? Int == Int(subscription))
+        #expect(pro["expires_at"] is NSNull, "\(answer.text)")
+        return try #require(pro["grants"] as? [[String: Any]])
     }
 }
