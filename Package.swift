@@ -13,7 +13,7 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0012__account_token_integrity.sql",
                                     "V0013__ingest_connection_trust.sql",
                                     "V0014__connection_settings_revision.sql", "V0015__api_clients.sql",
-                                    "V0016__mobile_stores_api.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0016__mobile_stores_api.sql", "V0017__mobile_stores_app.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -30,6 +30,7 @@ let package = Package(
         // the strict JSON reader alone.
         .library(name: "StoreSyncCrypto", targets: ["Crypto", "AppStore", "TestPKI"]),
         .library(name: "StoreSyncStrictJSON", targets: ["StrictJSON"]),
+        .library(name: "StoreSyncAPI", targets: ["API"]),
     ],
     targets: [
         // C libraries from Debian, one system target each.
@@ -70,7 +71,7 @@ let package = Package(
         .target(name: "GooglePlay", dependencies: ["Crypto", "HTTP", "StoreModel", "Logging"], swiftSettings: strict),
 
         // Services.
-        .target(name: "Worker", dependencies: ["Queue", "Postgres", "Logging"], swiftSettings: strict),
+        .target(name: "Worker", dependencies: ["Queue", "Accounts", "Postgres", "Logging"], swiftSettings: strict),
         .target(name: "Ingest", dependencies: ["HTTP", "Metrics", "Postgres", "Logging", "Crypto", "AppStore", "GooglePlay",
                                                "Accounts", "StoreModel", "Queue", "IngestJobs"],
                 swiftSettings: strict),

@@ -4,37 +4,48 @@ import HTTP
 import Postgres
 import Synchronization
 
+/// Who a request's guards found it is from.
+enum Caller: Sendable {
+    case anyone
+    case backend(APIPrincipal)
+    case app(AppPrincipal)
+}
+
 /// One request to an endpoint, with what its guards established: the tenant's host, the path's parameters
-/// and, on backend routes, the principal whose account's budget the request spends.
+/// and the caller whose budget the request spends (the account's REST budget for a backend, the token's for
+/// an app).
 final class APICall: Sendable {
     let request: HTTPRequest
     let host: String
     let parameters: [String: String]
-    private let backend: APIPrincipal?
+    let caller: Caller
     private let pool: PostgresPool
     private let rate = Mutex<RateLimiter.Status?>(nil)
 
-    init(request: HTTPRequest, host: String, parameters: [String: String], principal: APIPrincipal?, pool: PostgresPool) {
+    init(request: HTTPRequest, host: String, parameters: [String: String], caller: Caller, pool: PostgresPool) {
         self.request = request
         self.host = host
         self.parameters = parameters
-        backend = principal
+        self.caller = caller
         self.pool = pool
     }
 
     /// The backend's principal; only backend routes have one.
     var principal: APIPrincipal {
-        guard let backend else { preconditionFailure("an open route asked for a principal") }
-        return backend
+        guard case .backend(let principal) = caller else { preconditionFailure("a route not for backends asked for a principal") }
+        return principal
     }
 
-    /// The principal where the route has one.
-    var principalIfAny: APIPrincipal? { backend }
+    /// The app's principal; only app routes have one.
+    var app: AppPrincipal {
+        guard case .app(let principal) = caller else { preconditionFailure("a route not for apps asked for an app principal") }
+        return principal
+    }
 
     /// The budget's state once charged, for the answer's headers.
     var rateStatus: RateLimiter.Status? { rate.withLock { $0 } }
 
-    /// The account's REST budget, charged this request, and two reads in the same round trip. Throws the 429
+    /// The caller's budget, charged this request, and two reads in the same round trip. Throws the 429
     /// when the budget is spent (the reads' answers are then dropped). The charge goes last: a pipeline runs
     /// as one implicit transaction, so the account's budget row stays locked from the upsert to the commit,
     /// and every request of the account would otherwise queue behind the others' reads.
@@ -46,17 +57,32 @@ final class APICall: Sendable {
         return (a, b)
     }
 
+    /// The caller's budget, charged, and one read in the same round trip (see `charged(_:_:)`).
+    func charged<First: Sendable>(_ first: PostgresQuery<First>) async throws -> First {
+        let charge = chargeQuery
+        let (a, status) = try await pool.run { db in try db.query(first, charge) }
+        try record(status)
+        return a
+    }
+
     /// The charge alone, before an endpoint's writes.
     func charge() async throws {
         try record(try await pool.query(chargeQuery))
     }
 
     private var chargeQuery: PostgresQuery<RateLimiter.Status> {
-        RateLimiter.charge(accountID: principal.accountID, bucket: "rest", limit: principal.rateLimit)
+        switch caller {
+        case .anyone: preconditionFailure("an open route has no budget to charge")
+        case .backend(let principal):
+            RateLimiter.charge(accountID: principal.accountID, bucket: "rest", limit: principal.rateLimit)
+        case .app(let principal):
+            RateLimiter.charge(accountID: principal.accountID, bucket: AppAuthenticator.tokenBucket(principal.token),
+                               limit: principal.rateLimit)
+        }
     }
 
     private func record(_ status: RateLimiter.Status) throws {
         rate.withLock { $0 = status }
-        if status.isLimited { throw APIError.bare(429, "Too Many Attempts.") }
+        if status.isLimited { throw APIError.tooManyAttempts }
     }
 }

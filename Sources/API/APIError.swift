@@ -57,6 +57,7 @@ public struct APIError: Error, Sendable {
 
     static let unauthenticated = bare(401, "Unauthenticated.", headers: [("www-authenticate", #"Bearer realm="mobile-stores""#)])
     static let invalidScope = bare(403, "Invalid scope(s) provided.")
+    static let tooManyAttempts = bare(429, "Too Many Attempts.")
     static let customerNotFound = APIError(404, "Customer not found")
 
     var json: JSONValue {

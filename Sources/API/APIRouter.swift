@@ -8,6 +8,9 @@ enum Access: Sendable {
     /// A backend: a bearer token of the host's account carrying `access-global-api`, charged to the
     /// account's REST budget.
     case backend
+    /// An app: an active account token of the host's account and its client secret, acting for the token's
+    /// customer, charged to the token's own budget.
+    case app
 }
 
 /// An endpoint's answer: a JSON document, its status and any headers of its own.

@@ -6,10 +6,11 @@ import Metrics
 import Postgres
 import Sync
 
-/// The Mobile Stores API a SubscriptionFlow customer's backend calls on its tenant host: the token endpoint
-/// at the root and the endpoints under `/api/v1/mobile-stores`. A thin face: each request is parsed,
-/// authenticated, charged to the account's budget, handed to the domain (`AccountTokens`,
-/// `PurchaseRegistrar`, `Entitlement`, `ConsumptionUsage`) and rendered. Every answer is JSON in the
+/// The Mobile Stores API a SubscriptionFlow customer's backend and apps call on its tenant host: the token
+/// endpoint at the root and the endpoints under `/api/v1/mobile-stores`. A thin face: each request is parsed,
+/// authenticated (a backend's bearer token, an app's account token pair), charged to its budget (the
+/// account's REST budget, the token's own), handed to the domain (`AccountTokens`, `PurchaseRegistrar`,
+/// `Entitlement`, `ConsumptionUsage`) and rendered. Every answer is JSON in the
 /// reference's shapes, including the refusals of paths and methods it does not know.
 public final class MobileStoresAPI: Sendable {
     public static let prefix = "/api/v1/mobile-stores"
@@ -18,6 +19,7 @@ public final class MobileStoresAPI: Sendable {
     private let router: APIRouter
     private let pool: PostgresPool
     private let authenticator: BearerAuthenticator
+    private let appAuthenticator: AppAuthenticator
     private let accepting: Locked<Bool>
     private let requests: Counter
     private let latency: Histogram
@@ -33,6 +35,7 @@ public final class MobileStoresAPI: Sendable {
                 tokenLifetime: Duration = APIAccessTokens.defaultLifetime, accepting: Bool = true) {
         self.pool = pool
         authenticator = BearerAuthenticator(pool: pool)
+        appAuthenticator = AppAuthenticator(pool: pool)
         self.accepting = Locked(accepting)
         requests = metrics.counter("storesync_api_requests_total", help: "Mobile Stores API requests by route and status.",
                                    labels: ["route", "status"])
@@ -57,6 +60,12 @@ public final class MobileStoresAPI: Sendable {
             },
             APIRoute(method: "GET", pattern: prefix + "/customers/{customer}/entitlements", access: .backend) {
                 try await EntitlementEndpoints.read($0)
+            },
+            APIRoute(method: "POST", pattern: prefix + "/client/purchases", access: .app) {
+                try await ClientEndpoints.report($0, pool: pool, registrar: registrar)
+            },
+            APIRoute(method: "GET", pattern: prefix + "/client/entitlements", access: .app) {
+                try await ClientEndpoints.entitlements($0)
             },
             APIRoute(method: "PUT", pattern: prefix + "/customers/{customer}/consumption-usage/{transactionId}",
                      access: .backend) { try await ConsumptionUsageEndpoints.record($0, pool: pool) },
@@ -117,13 +126,17 @@ public final class MobileStoresAPI: Sendable {
         var call: APICall?
         let result: Result<APIAnswer, any Error>
         do {
-            var principal: APIPrincipal?
-            if route.access == .backend {
+            let caller: Caller
+            switch route.access {
+            case .open: caller = .anyone
+            case .backend:
                 let found = try await authenticator.authenticate(request, host: host)
                 guard found.scopes.contains(APIClients.defaultScope) else { throw APIError.invalidScope }
-                principal = found
+                caller = .backend(found)
+            case .app:
+                caller = .app(try await appAuthenticator.authenticate(request, host: host))
             }
-            let made = APICall(request: request, host: host, parameters: parameters, principal: principal, pool: pool)
+            let made = APICall(request: request, host: host, parameters: parameters, caller: caller, pool: pool)
             call = made
             result = .success(try await route.handler(made))
         } catch {
@@ -150,7 +163,18 @@ public final class MobileStoresAPI: Sendable {
         }
         if let status = call?.rateStatus { response.headers += status.headers }
         logger.debug("api request", ["route": .string(route.pattern), "status": .int(response.status),
-                                     "client_id": .string(call?.principalIfAny?.clientID ?? "-")])
+                                     "caller": .string(call?.caller.logged ?? "-")])
         return response
+    }
+}
+
+extension Caller {
+    /// Who called, as a log line may name them: a backend's client id, an app's customer (never a token).
+    var logged: String {
+        switch self {
+        case .anyone: "-"
+        case .backend(let principal): "client " + principal.clientID
+        case .app(let principal): "customer " + principal.customerID
+        }
     }
 }

@@ -14,25 +14,7 @@ enum PurchaseEndpoints {
         try await call.charge()
         var validation = Validation(try RequestBody(call.request))
         let customerID = validation.customerID()
-        let store = validation.choice("store", required: true, among: ["apple", "google_play"])
-        var purchase: PurchaseIdentifier?
-        switch store {
-        case "apple"?:
-            if validation.body.values["transaction_id"] == nil {
-                validation.fail("transaction_id", "transaction_id is required for the App Store")
-            } else if let id = validation.string("transaction_id", required: true, maxLength: 64,
-                                                 allowed: Self.isIdentifierByte, describe: "letters, digits, '.', '-' or '_'") {
-                purchase = .appleTransaction(id)
-            }
-        case "google_play"?:
-            if validation.body.values["purchase_token"] == nil {
-                validation.fail("purchase_token", "purchase_token is required for Google Play")
-            } else if let token = validation.string("purchase_token", required: true, maxLength: 2048,
-                                                    allowed: { $0 > 0x20 && $0 < 0x7f }, describe: "printable ASCII") {
-                purchase = .googlePurchaseToken(token)
-            }
-        default: break
-        }
+        let (store, purchase) = Self.purchase(&validation)
         let connectionID = validation.integer("connection_id", required: false, range: 1...Int64.max)
         try validation.check()
         guard let customerID, let purchase else { throw APIError.customerNotFoundField }
@@ -60,6 +42,29 @@ enum PurchaseEndpoints {
             ("subscription", subscription?.json ?? .null),
             ("entitlements", .array(entitlements.map(\.json))),
         ]))
+    }
+
+    /// The body's `store` and the purchase it names by that store's identifier, each failure noted.
+    static func purchase(_ validation: inout Validation) -> (store: String?, purchase: PurchaseIdentifier?) {
+        let store = validation.choice("store", required: true, among: ["apple", "google_play"])
+        switch store {
+        case "apple"?:
+            if validation.body.values["transaction_id"] == nil {
+                validation.fail("transaction_id", "transaction_id is required for the App Store")
+            } else if let id = validation.string("transaction_id", required: true, maxLength: 64,
+                                                 allowed: Self.isIdentifierByte, describe: "letters, digits, '.', '-' or '_'") {
+                return (store, .appleTransaction(id))
+            }
+        case "google_play"?:
+            if validation.body.values["purchase_token"] == nil {
+                validation.fail("purchase_token", "purchase_token is required for Google Play")
+            } else if let token = validation.string("purchase_token", required: true, maxLength: 2048,
+                                                    allowed: { $0 > 0x20 && $0 < 0x7f }, describe: "printable ASCII") {
+                return (store, .googlePurchaseToken(token))
+            }
+        default: break
+        }
+        return (store, nil)
     }
 
     /// Apple transaction ids are digits; simulators' and tests' are letters too. Nothing that could break a URL.

@@ -9,6 +9,10 @@ public struct Account: Sendable, Equatable {
     public let createdAt: Date
     /// Mobile Stores API requests per minute its backends may make.
     public let apiRateLimit: Int
+    /// App endpoint requests per minute one account token may make.
+    public let appTokenRateLimit: Int
+    /// Failed app authentications per minute one address may make.
+    public let appAddressFailureLimit: Int
 }
 
 /// Finding and listing accounts, for the operator's commands.
@@ -22,9 +26,13 @@ public enum AccountDirectory {
 
     /// Every account, oldest first.
     public static func list(on db: isolated PostgresConnection) throws -> [Account] {
-        try db.query("SELECT id, host, name, created_at, api_rate_limit FROM accounts ORDER BY id").map { row in
+        try db.query("""
+            SELECT id, host, name, created_at, api_rate_limit, app_token_rate_limit, app_address_failure_limit
+            FROM accounts ORDER BY id
+            """).map { row in
             Account(id: try row.decode(0), host: try row.decode(1), name: try row.decode(2), createdAt: try row.decode(3),
-                    apiRateLimit: try row.decode(4))
+                    apiRateLimit: try row.decode(4), appTokenRateLimit: try row.decode(5),
+                    appAddressFailureLimit: try row.decode(6))
         }
     }
 
@@ -36,6 +44,16 @@ public enum AccountDirectory {
     /// Sets the account's Mobile Stores API budget, requests per minute.
     public static func setAPIRateLimit(_ limit: Int, accountID: Int64, on db: isolated PostgresConnection) throws {
         _ = try db.query("UPDATE accounts SET api_rate_limit = $2 WHERE id = $1", [accountID, limit])
+    }
+
+    /// Sets the account's app endpoint limits, per minute; nil keeps a limit as it is.
+    public static func setAppRateLimits(perToken: Int?, failuresPerAddress: Int?, accountID: Int64,
+                                        on db: isolated PostgresConnection) throws {
+        _ = try db.query("""
+            UPDATE accounts SET app_token_rate_limit = COALESCE($2, app_token_rate_limit),
+                                app_address_failure_limit = COALESCE($3, app_address_failure_limit)
+            WHERE id = $1
+            """, [accountID, perToken, failuresPerAddress])
     }
 
     /// The id of the account of `host`, if there is one.

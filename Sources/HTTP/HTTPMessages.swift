@@ -12,14 +12,18 @@ public struct HTTPRequest: Sendable {
     /// Header names are lowercased so lookups need no case folding; order and repeats are kept as sent.
     public let headers: [(name: String, value: String)]
     public let body: Data
+    /// The IP address of the connection's peer (IPv4-mapped addresses as IPv4), for limits kept per address;
+    /// behind a proxy it is the proxy's. `nil` when the server could not tell.
+    public let peerAddress: String?
 
     public init(method: String, path: String, query: String? = nil, headers: [(name: String, value: String)] = [],
-                body: Data = Data()) {
+                body: Data = Data(), peerAddress: String? = nil) {
         self.method = method
         self.path = path
         self.query = query
         self.headers = headers.map { (name: $0.name.lowercased(), value: $0.value) }
         self.body = body
+        self.peerAddress = peerAddress
     }
 
     /// The first value of header `name`, matched case-insensitively (HTTP field names are case-insensitive).

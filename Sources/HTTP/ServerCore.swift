@@ -182,6 +182,12 @@ final class ServerCore: Sendable {
         _ = storesync_mhd_set_connection_timeout(exchange.connection, UInt32(clamping: left))
     }
 
+    private func peerAddress(of exchange: ServerExchange) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard storesync_mhd_client_address(exchange.connection, &buffer, buffer.count) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     private func dispatch(_ exchange: ServerExchange, method: String, path: String) -> MHD_Result {
         let handler: HTTPHandler
         switch router.resolve(method: method, path: path) {
@@ -196,7 +202,7 @@ final class ServerCore: Sendable {
         case .handler(let found): handler = found
         }
         let request = HTTPRequest(method: method, path: path, query: exchange.query,
-                                  headers: exchange.headers, body: exchange.body)
+                                  headers: exchange.headers, body: exchange.body, peerAddress: peerAddress(of: exchange))
         exchange.body = Data()
         exchange.headers = []
         exchange.phase.withLock { phase in

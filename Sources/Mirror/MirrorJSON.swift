@@ -35,3 +35,13 @@ extension CustomerSummary.Subscription {
         ])
     }
 }
+
+extension SessionEntitlement {
+    /// An entitlement's shape with no subscription behind it (`subscription_id` null) and `"sandbox": true`,
+    /// so an app can tell it holds it for this session only.
+    public var json: JSONValue {
+        let fields: [(String, JSONValue)] = [("source", .string(source.rawValue)), ("subscription_id", .null),
+                                             ("expires_at", .time(expiresAt))]
+        return .object([("key", .string(key))] + fields + [("grants", .array([.object(fields)])), ("sandbox", .bool(true))])
+    }
+}

@@ -31,6 +31,11 @@ struct APIHarness {
         var google = false
         var requireIssuedTokens = true
         var rateLimit = 500
+        /// The connections' environment (both stores'); a Sandbox Apple connection talks to a Sandbox simulator.
+        var environment: StoreEnvironment = .production
+        /// The app endpoints' limits: requests per minute per token, failures per minute per address.
+        var appTokenRateLimit = 120
+        var appAddressFailureLimit = 60
     }
 
     let database: TestDatabase
@@ -63,7 +68,7 @@ struct APIHarness {
                 configuration.pki = pki
                 return try AppStoreSimulator(configuration: configuration)
             }
-            let apple = try appleSimulator(.production)
+            let apple = try appleSimulator(options.environment == .sandbox ? .sandbox : .production)
             let sandbox = options.appleSandbox ? try appleSimulator(.sandbox) : nil
             let serviceAccountKey = try PrivateKey.generate(.rsa(bits: 2048))
             let play = options.google ? try PlaySimulator(configuration: PlaySimulatorConfiguration(
@@ -73,9 +78,12 @@ struct APIHarness {
 
             let setup = try await database.pool.transaction { db in
                 let accountID = try Catalog.addAccount(host: host, on: db)
-                _ = try db.query("UPDATE accounts SET api_rate_limit = $2 WHERE id = $1", [accountID, options.rateLimit])
+                _ = try db.query("""
+                    UPDATE accounts SET api_rate_limit = $2, app_token_rate_limit = $3, app_address_failure_limit = $4
+                    WHERE id = $1
+                    """, [accountID, options.rateLimit, options.appTokenRateLimit, options.appAddressFailureLimit])
                 var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
-                                                environment: .production)
+                                                environment: options.environment)
                 new.appAppleID = appAppleID
                 new.requireIssuedTokens = options.requireIssuedTokens
                 new.apiKeyID = "KEY123"
@@ -92,7 +100,7 @@ struct APIHarness {
                 var googleConnection: StoreConnection?
                 if let play {
                     var google = Catalog.NewConnection(accountID: accountID, store: .google, appIdentifier: packageName,
-                                                       environment: .production)
+                                                       environment: options.environment)
                     google.requireIssuedTokens = options.requireIssuedTokens
                     google.apiClientEmail = "storesync@storesync-simulator.iam.gserviceaccount.com"
                     google.apiPrivateKeyPEM = try serviceAccountKey.pem()
@@ -213,6 +221,42 @@ struct APIHarness {
             try AccountTokens.issue(customerID: customer, sha256: { Digest.sha256($0) }, on: db)
         }
         return (customer, try #require(UUID(uuidString: issued.token)))
+    }
+
+    /// An app's account token pair, as `POST /mobile-stores/account-tokens` hands it to the backend.
+    struct AppPair {
+        let customerID: String
+        let token: String
+        let secret: String
+
+        var headers: [(name: String, value: String)] {
+            [("X-SF-Account-Token", token), ("X-SF-Client-Secret", secret)]
+        }
+    }
+
+    /// A new customer with an issued account token, and the token's secret.
+    func customerWithPair() async throws -> AppPair {
+        let customer = try await addCustomer()
+        let issued = try await database.pool.transaction { db in
+            try AccountTokens.issue(customerID: customer, sha256: { Digest.sha256($0) }, on: db)
+        }
+        return AppPair(customerID: customer, token: issued.token, secret: try #require(issued.secret))
+    }
+
+    /// Sends a request as the app holding `pair` would.
+    func sendAsApp(_ method: String, _ path: String, json: String? = nil, pair: AppPair,
+                   headers: [(name: String, value: String)] = []) async throws -> Answer {
+        try await send(method, path, json: json, headers: pair.headers + headers)
+    }
+
+    /// The row count of every table a purchase can leave a trace in, to show that nothing was recorded.
+    func traces() async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for table in ["store_purchases", "customer_subscriptions", "invoices", "payments", "refunds", "purchase_events",
+                      "purchase_tokens", "consumption_usage", "jobs", "account_tokens", "customers"] {
+            counts[table] = try await scalar("SELECT count(*) FROM \(table)", as: Int.self)
+        }
+        return counts
     }
 
     /// One value of the test's database, read as its owner.

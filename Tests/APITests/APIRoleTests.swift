@@ -55,9 +55,8 @@ import Testing
             "DELETE FROM payments",
             "DELETE FROM refunds",
             "DELETE FROM consumption_usage",
-            // An account token's secret is checked by the app endpoints, never read back, and tokens are revoked, not removed.
-            "SELECT secret_sha256 FROM account_tokens",
-            "SELECT * FROM account_tokens",
+            // An account token's secret hash is written once at issue and only read to authenticate an app; tokens
+            // are revoked, not removed.
             "UPDATE account_tokens SET secret_sha256 = secret_sha256",
             "UPDATE account_tokens SET customer_id = customer_id",
             "DELETE FROM account_tokens",
@@ -102,6 +101,9 @@ import Testing
                 """)
             #expect(try tokens.first?.decode(0, as: String.self) == token)
             #expect(try tokens.first?.decode(3, as: String.self) == "active")
+            let hashes = try await connection.query("SELECT length(secret_sha256) FROM account_tokens WHERE token = $1::uuid",
+                                                    [token])
+            #expect(try hashes.first?.decode(0, as: Int.self) == 32, "the app endpoints compare the secret's hash")
             let revoked = try await connection.query("""
                 UPDATE account_tokens SET status = 'revoked', revoked_at = now() WHERE token = $1::uuid RETURNING status
                 """, [token])

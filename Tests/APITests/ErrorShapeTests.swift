@@ -42,7 +42,7 @@ import Testing
     /// Unknown paths under the prefix are the API's to answer, authenticated or not; so is the prefix itself and
     /// an empty path parameter.
     @Test(arguments: ["/nope", "/", "", "/customers", "/customers//entitlements", "/purchases/", "/account-tokens/a/b",
-                      "/client/purchases", "/customers/\(customer)/consumption-usage/", "/openapi.yaml"])
+                      "/client/subscriptions", "/customers/\(customer)/consumption-usage/", "/openapi.yaml"])
     func anUnknownPathIsNotFound(suffix: String) async throws {
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()

@@ -115,4 +115,8 @@ enum MHD_Result storesync_mhd_set_connection_timeout(struct MHD_Connection *conn
 /// The port the daemon is bound to (MHD_get_daemon_info is variadic); 0 if unknown.
 uint16_t storesync_mhd_bound_port(struct MHD_Daemon *daemon);
 
+/// The connection's peer address as text (inet_ntop of MHD_CONNECTION_INFO_CLIENT_ADDRESS, IPv4-mapped IPv6
+/// addresses written as IPv4) into `buffer`; 0 on success, -1 when it is unknown or not IP.
+int storesync_mhd_client_address(struct MHD_Connection *connection, char *buffer, size_t length);
+
 #endif

@@ -29,6 +29,13 @@ public struct Registration: Sendable {
     public let outcome: Mirror.Outcome
 }
 
+/// What an app's purchase report did: mirrored as a registration, or — a sandbox purchase on a Production
+/// connection — held for the app's session with the entitlements it grants there, nothing recorded.
+public enum PurchaseReport: Sendable {
+    case mirrored(Registration)
+    case inSession(connection: StoreConnection, entitlements: [SessionEntitlement])
+}
+
 /// A backend's `POST /mobile-stores/purchases`: the store is asked now, over the same clients and with the
 /// same reads as a notification (`AppleRefetch`, `GoogleRefetch`), and its answer is written by the same
 /// `Mirror.apply`, with the customer as claimant, so the linking rules, the one booking per store transaction
@@ -49,27 +56,70 @@ public final class PurchaseRegistrar: Sendable {
     /// Registers `purchase` for `customerID`, a customer of `accountID` (the caller has checked). With
     /// `connectionID` nil the account's connections on the store are used when they are of one app: the
     /// Production one is asked first, and a Sandbox one of the same app mirrors what only the sandbox knows.
+    /// A sandbox purchase nothing but a Production connection can read is an environment mismatch.
     ///
     /// Throws `RegistrationError` for every refusal; a `PostgresError` when the database fails.
     public func register(_ purchase: PurchaseIdentifier, customerID: String, accountID: Int64, connectionID: Int64?,
                          pool: PostgresPool) async throws -> Registration {
+        let report = try await settle(purchase, customerID: customerID, accountID: accountID, connectionID: connectionID,
+                                      sandboxInSession: false, pool: pool)
+        guard case .mirrored(let registration) = report else { preconditionFailure("a registration is never in session") }
+        return registration
+    }
+
+    /// An app's report of `purchase` for the customer of its account token: `register`, except that a sandbox
+    /// purchase on a Production connection (App Review, TestFlight, licence testers) is judged by the same
+    /// rules and answered with the entitlements it grants for the app's session, recording nothing.
+    public func report(_ purchase: PurchaseIdentifier, customerID: String, accountID: Int64, connectionID: Int64?,
+                       pool: PostgresPool) async throws -> PurchaseReport {
+        try await settle(purchase, customerID: customerID, accountID: accountID, connectionID: connectionID,
+                         sandboxInSession: true, pool: pool)
+    }
+
+    private func settle(_ purchase: PurchaseIdentifier, customerID: String, accountID: Int64, connectionID: Int64?,
+                        sandboxInSession: Bool, pool: PostgresPool) async throws -> PurchaseReport {
         let candidates = try await connections(of: purchase.store, accountID: accountID, connectionID: connectionID,
                                                pool: pool)
         let source = SnapshotSource(kind: "registration", reference: nil, event: "REGISTER")
         switch purchase {
         case .appleTransaction(let transactionID):
             let (connection, fetched) = try await fetchApple(transactionID, candidates: candidates, source: source, pool: pool)
-            return try await write(fetched.snapshot, connection: connection, customerID: customerID, pool: pool) { outcome, db in
-                try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: self.logger, on: db)
+            if sandboxInSession, let session = try await inSession(fetched.snapshot, connection: connection,
+                                                                   customerID: customerID, pool: pool) {
+                return session
             }
+            return .mirrored(try await write(fetched.snapshot, connection: connection, customerID: customerID, pool: pool) {
+                outcome, db in try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: self.logger, on: db)
+            })
         case .googlePurchaseToken(let token):
             let snapshot = try await fetchGoogle(token, candidates: candidates, source: source, pool: pool)
-            guard let connection = candidates.first(where: { $0.environment == snapshot.environment }) else {
-                throw mismatch(snapshot.environment, candidates[0])
+            let connection = candidates.first(where: { $0.environment == snapshot.environment }) ?? candidates[0]
+            if sandboxInSession, let session = try await inSession(snapshot, connection: connection,
+                                                                   customerID: customerID, pool: pool) {
+                return session
             }
-            return try await write(snapshot, connection: connection, customerID: customerID, pool: pool) { outcome, db in
-                try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
+            return .mirrored(try await write(snapshot, connection: connection, customerID: customerID, pool: pool) {
+                outcome, db in try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
+            })
+        }
+    }
+
+    /// The session's entitlements when `snapshot` is a sandbox purchase only a Production connection can take;
+    /// nil for every other purchase, which is mirrored (or refused) as a registration is.
+    private func inSession(_ snapshot: StoreSnapshot, connection: StoreConnection, customerID: String,
+                           pool: PostgresPool) async throws -> PurchaseReport? {
+        guard snapshot.environment == .sandbox, connection.environment == .production else { return nil }
+        do {
+            let entitlements = try await pool.run { db in
+                try Mirror.sessionEntitlements(snapshot, connection: connection, claimant: customerID, on: db)
             }
+            logger.info("sandbox purchase held in the app's session", [
+                "connection": .int(Int(connection.id)), "lineage": .string(snapshot.lineage),
+                "entitlements": .int(entitlements.count),
+            ])
+            return .inSession(connection: connection, entitlements: entitlements)
+        } catch let error as MirrorError {
+            throw refusal(error, snapshot: snapshot, connection: connection)
         }
     }
 
@@ -93,7 +143,8 @@ public final class PurchaseRegistrar: Sendable {
     // MARK: Apple
 
     /// Asks the first candidate; a transaction it does not know is asked of a Sandbox candidate, or else of the
-    /// Production connection's Sandbox (same key), only to tell a sandbox purchase from an unknown one.
+    /// Production connection's Sandbox (same key): its sandbox snapshot, read for the Production connection, is
+    /// an environment mismatch to a registration and the session's entitlements to an app's report.
     private func fetchApple(_ transactionID: String, candidates: [StoreConnection], source: SnapshotSource,
                             pool: PostgresPool) async throws -> (StoreConnection, AppleRefetch.Result) {
         let primary = candidates[0]
@@ -113,11 +164,11 @@ public final class PurchaseRegistrar: Sendable {
             }
             guard let sandbox = tools.sandboxClient else { throw Self.unknown }
             do {
-                _ = try await sandbox.subscriptionStatuses(transactionID: transactionID)
+                return (primary, try await readApple(transactionID, connection: primary, client: sandbox, source: source,
+                                                     pool: pool))
             } catch let error as AppStoreAPIError {
                 throw Self.isUnknown(error) ? Self.unknown : refusal(error, connection: primary)
             }
-            throw mismatch(.sandbox, primary)
         } catch let error as AppStoreAPIError {
             throw refusal(error, connection: primary)
         }
@@ -269,19 +320,23 @@ public final class PurchaseRegistrar: Sendable {
                                        "result": .string(outcome.summary)])
             return Registration(connection: connection, outcome: outcome)
         } catch let error as MirrorError {
-            switch error.code {
-            case .ownershipConflict:
-                throw RegistrationError(.ownershipConflict, "This purchase belongs to another customer.")
-            case .productNotMapped:
-                throw RegistrationError(.productNotMapped, "The store product \(snapshot.productID) is not mapped to a plan.")
-            case .lineageBusy:
-                throw RegistrationError(.unavailable, "The purchase is being updated; try again.", retryAfter: .seconds(1))
-            case .environmentMismatch:
-                throw mismatch(snapshot.environment, connection)
-            default:
-                logger.error("a registration's snapshot cannot be mirrored", ["error": .string(error.message)])
-                throw RegistrationError(.storeRefused, "The store's answer for this purchase cannot be mirrored.")
-            }
+            throw refusal(error, snapshot: snapshot, connection: connection)
+        }
+    }
+
+    private func refusal(_ error: MirrorError, snapshot: StoreSnapshot, connection: StoreConnection) -> RegistrationError {
+        switch error.code {
+        case .ownershipConflict:
+            return RegistrationError(.ownershipConflict, "This purchase belongs to another customer.")
+        case .productNotMapped:
+            return RegistrationError(.productNotMapped, "The store product \(snapshot.productID) is not mapped to a plan.")
+        case .lineageBusy:
+            return RegistrationError(.unavailable, "The purchase is being updated; try again.", retryAfter: .seconds(1))
+        case .environmentMismatch:
+            return mismatch(snapshot.environment, connection)
+        default:
+            logger.error("a registration's snapshot cannot be mirrored", ["error": .string(error.message)])
+            return RegistrationError(.storeRefused, "The store's answer for this purchase cannot be mirrored.")
         }
     }
 }
