@@ -17,7 +17,7 @@ struct RequestBody {
     private(set) var values: [String: Value] = [:]
 
     /// An empty body is an empty object; anything else must be `application/json` (415 otherwise) holding
-    /// a JSON object (400 otherwise). A number that is not an exact integer is kept as `other(.number)`.
+    /// a JSON object with each key once (400 otherwise). A number that is not an exact integer is kept as `other(.number)`.
     init(_ request: HTTPRequest) throws(APIError) {
         guard !request.body.isEmpty else { return }
         let type = request.header("content-type")?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
@@ -30,6 +30,10 @@ struct RequestBody {
                 guard try reader.peekKind() == .object else { throw APIError(400, "The request body must be a JSON object.") }
                 try reader.readObject { reader, key in
                     let name = key.description
+                    // Two parsers may pick different ones of a repeated key: which one a rule saw is not guessed.
+                    guard values[name] == nil else {
+                        throw APIError(400, "Malformed JSON: the key \(String(name.prefix(64)).debugDescription) appears twice.")
+                    }
                     switch try reader.peekKind() {
                     case .string: values[name] = try reader.readString().map(Value.string) ?? .null
                     case .bool: values[name] = try reader.readBool().map(Value.bool) ?? .null

@@ -183,6 +183,15 @@ struct APIHarness {
         return Answer(status: response.status, headers: response.headers, body: response.body)
     }
 
+    /// Sends `body` exactly as given, with only the headers given (and the host's).
+    func sendRaw(_ method: String, _ path: String, body: Data,
+                 headers: [(name: String, value: String)]) async throws -> Answer {
+        let response = try await client.send(HTTPClientRequest(method: method, url: baseURL + path,
+                                                               headers: [(name: "Host", value: APIHarness.host)] + headers,
+                                                               body: body))
+        return Answer(status: response.status, headers: response.headers, body: response.body)
+    }
+
     /// Sends `template` as a backend would for a new customer of the account: its `"C"` becomes the
     /// customer's id (the tables of field rules are written once for any customer).
     func sendForNewCustomer(_ method: String, _ path: String, template: String) async throws -> Answer {

@@ -19,5 +19,10 @@ let package = Package(
         .executableTarget(name: "FuzzJSON",
                           dependencies: ["CFuzzSupport", .product(name: "StoreSyncStrictJSON", package: "StoreSync")],
                           swiftSettings: [.enableUpcomingFeature("ExistentialAny")]),
+        // The app endpoints' parsing: the account token pair's headers and the purchase report's body.
+        .executableTarget(name: "FuzzAppRequest",
+                          dependencies: ["CFuzzSupport", .product(name: "StoreSyncAPI", package: "StoreSync")],
+                          swiftSettings: [.enableUpcomingFeature("ExistentialAny")],
+                          linkerSettings: [.linkedLibrary("curl"), .linkedLibrary("microhttpd")]),
     ]
 )

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Bounded libFuzzer runs of FuzzJWS (JWS / JSON decoding and App Store signed-data verification) and FuzzJSON (the
-# strict JSON reader alone), one after the other.
+# Bounded libFuzzer runs of FuzzJWS (JWS / JSON decoding and App Store signed-data verification), FuzzJSON (the
+# strict JSON reader alone) and FuzzAppRequest (the app endpoints' headers and purchase report bodies), one after
+# the other.
 #
 #   bash Tests/FuzzTesting/run.sh            # from anywhere; FUZZ_SECONDS (default 45) bounds the fuzzing itself:
-#                                      # two thirds to FuzzJWS, the rest to FuzzJSON
+#                                      # half to FuzzJWS, a quarter each to FuzzJSON and FuzzAppRequest
 #                                      # FUZZ_SANITIZERS=fuzzer builds without ASan (default fuzzer,address)
 #
 # Builds the harnesses with -sanitize=fuzzer,address (falling back to -sanitize=fuzzer alone, with a notice, if
@@ -96,8 +97,11 @@ fuzz() {
 }
 
 # Both run whatever the first found, so one report names every harness that failed.
-jws_seconds=$(((SECONDS_BUDGET * 2 + 2) / 3))
+jws_seconds=$(((SECONDS_BUDGET + 1) / 2))
+quarter=$(((SECONDS_BUDGET - jws_seconds + 1) / 2))
+((quarter >= 1)) || quarter=1
 status=0
 fuzz FuzzJWS jws "$jws_seconds" || status=$?
-fuzz FuzzJSON json "$((SECONDS_BUDGET > jws_seconds ? SECONDS_BUDGET - jws_seconds : 1))" || status=$?
+fuzz FuzzJSON json "$quarter" || status=$?
+fuzz FuzzAppRequest app "$quarter" || status=$?
 exit "$status"

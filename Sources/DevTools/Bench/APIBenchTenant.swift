@@ -79,6 +79,35 @@ struct APIBenchTenant: Sendable {
         """
     }
 
+    /// An account token pair for each customer, issued as the backend endpoint issues them, with the app
+    /// limiter's per-token budget lifted out of the way (it still counts every request).
+    func issuePairs(pool: PostgresPool) async throws -> [(token: String, secret: String)] {
+        let (host, customerIDs) = (host, customerIDs)
+        return try await pool.transaction { db in
+            _ = try db.query("UPDATE accounts SET app_token_rate_limit = 1000000 WHERE host = $1", [host])
+            return try customerIDs.map { customer in
+                let issued = try AccountTokens.issue(customerID: customer, sha256: { Digest.sha256($0) }, on: db)
+                guard let secret = issued.secret else { throw BenchError("customer \(customer) had a token already") }
+                return (issued.token, secret)
+            }
+        }
+    }
+
+    /// wrk's Lua: every request an app's GET of its own entitlements, each with the next customer's pair.
+    func appReadScript(pairs: [(token: String, secret: String)]) -> String {
+        """
+        local tokens = {\(pairs.map { "\"\($0.token)\"" }.joined(separator: ","))}
+        local secrets = {\(pairs.map { "\"\($0.secret)\"" }.joined(separator: ","))}
+        local n = 0
+        request = function()
+          n = n + 1
+          local i = (n % #tokens) + 1
+          return wrk.format("GET", "/api/v1/mobile-stores/client/entitlements", {
+            ["Host"] = "\(host)", ["X-SF-Account-Token"] = tokens[i], ["X-SF-Client-Secret"] = secrets[i] })
+        end
+        """
+    }
+
     /// What the registrations during the mixed run came to.
     struct Registrations: Sendable {
         var latencies: [Double] = []

@@ -17,7 +17,7 @@ struct BenchCommand: Command {
                storesync-dev bench pipeline --store apple|google --notifications N --store-latency-ms L [--concurrency C]
                                         [--subscriptions S] [--rate R]
                storesync-dev bench resync --purchases N [--store apple|google|both] [--concurrency C]
-               storesync-dev bench api [--customers N] [--seconds S] [--connections C] [--registrations-per-sec R]
+               storesync-dev bench api [--customers N] [--seconds S] [--connections C] [--registrations-per-sec R] [--app]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -56,7 +56,9 @@ struct BenchCommand: Command {
                 N customers (default 1000) with web subscriptions, and those reads again while R purchases a
                 second (default 20) are bought on the App Store simulator and registered. Prints requests/s,
                 p50/p99, this process's CPU per read (PostgreSQL's not included) and the registrations'
-                latency; exits 1 if any read or registration failed. Needs a migrated, throwaway database.
+                latency. --app adds the app's GET …/client/entitlements with a different customer's account
+                token pair per request, and its ratio to the backend reads of the same run (goal ≥ 0.8).
+                Exits 1 if any read or registration failed. Needs a migrated, throwaway database.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
