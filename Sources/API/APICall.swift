@@ -1,6 +1,7 @@
 import Accounts
 import Foundation
 import HTTP
+import Logging
 import Postgres
 import Synchronization
 
@@ -19,8 +20,10 @@ final class APICall: Sendable {
     let host: String
     let parameters: [String: String]
     let caller: Caller
+    /// An app route's read, answered with its authentication.
+    let prefetched: JSONValue?
     private let pool: PostgresPool
-    private let rate = Mutex<RateLimiter.Status?>(nil)
+    private let rate: Mutex<RateLimiter.Status?>
 
     init(request: HTTPRequest, host: String, parameters: [String: String], caller: Caller, pool: PostgresPool) {
         self.request = request
@@ -28,6 +31,19 @@ final class APICall: Sendable {
         self.parameters = parameters
         self.caller = caller
         self.pool = pool
+        rate = Mutex(nil)
+        prefetched = nil
+    }
+
+    /// An app's request, its token charged and its route's read answered by the authentication.
+    init(request: HTTPRequest, host: String, parameters: [String: String], app: AppAuthentication, pool: PostgresPool) {
+        self.request = request
+        self.host = host
+        self.parameters = parameters
+        caller = .app(app.principal)
+        self.pool = pool
+        rate = Mutex(app.rate)
+        prefetched = app.read
     }
 
     /// The backend's principal; only backend routes have one.
@@ -45,7 +61,7 @@ final class APICall: Sendable {
     /// The budget's state once charged, for the answer's headers.
     var rateStatus: RateLimiter.Status? { rate.withLock { $0 } }
 
-    /// The caller's budget, charged this request, and two reads in the same round trip. Throws the 429
+    /// The account's REST budget, charged this request, and two reads in the same round trip. Throws the 429
     /// when the budget is spent (the reads' answers are then dropped). The charge goes last: a pipeline runs
     /// as one implicit transaction, so the account's budget row stays locked from the upsert to the commit,
     /// and every request of the account would otherwise queue behind the others' reads.
@@ -57,28 +73,15 @@ final class APICall: Sendable {
         return (a, b)
     }
 
-    /// The caller's budget, charged, and one read in the same round trip (see `charged(_:_:)`).
-    func charged<First: Sendable>(_ first: PostgresQuery<First>) async throws -> First {
-        let charge = chargeQuery
-        let (a, status) = try await pool.run { db in try db.query(first, charge) }
-        try record(status)
-        return a
-    }
 
-    /// The charge alone, before an endpoint's writes.
+    /// The REST budget's charge alone, before an endpoint's writes.
     func charge() async throws {
         try record(try await pool.query(chargeQuery))
     }
 
+    /// The account's REST budget: app requests are charged by their authentication.
     private var chargeQuery: PostgresQuery<RateLimiter.Status> {
-        switch caller {
-        case .anyone: preconditionFailure("an open route has no budget to charge")
-        case .backend(let principal):
-            RateLimiter.charge(accountID: principal.accountID, bucket: "rest", limit: principal.rateLimit)
-        case .app(let principal):
-            RateLimiter.charge(accountID: principal.accountID, bucket: AppAuthenticator.tokenBucket(principal.token),
-                               limit: principal.rateLimit)
-        }
+        RateLimiter.charge(accountID: principal.accountID, bucket: "rest", limit: principal.rateLimit)
     }
 
     private func record(_ status: RateLimiter.Status) throws {

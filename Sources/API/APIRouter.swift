@@ -1,5 +1,6 @@
 import HTTP
 import Logging
+import Postgres
 
 /// Who may call a route.
 enum Access: Sendable {
@@ -9,8 +10,11 @@ enum Access: Sendable {
     /// account's REST budget.
     case backend
     /// An app: an active account token of the host's account and its client secret, acting for the token's
-    /// customer, charged to the token's own budget.
-    case app
+    /// customer, charged to the token's own budget. `read`, when given, is sent in the round trip that
+    /// authenticates (keyed by the token the request claims; answered only when the pair is right).
+    case app(read: AppRead?)
+
+    typealias AppRead = @Sendable (_ token: String, _ host: String) -> PostgresQuery<JSONValue>
 }
 
 /// An endpoint's answer: a JSON document, its status and any headers of its own.

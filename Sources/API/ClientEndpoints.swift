@@ -16,7 +16,6 @@ enum ClientEndpoints {
     /// finishes the store transaction only on a 200, so a 200 means the mirror has committed (or, for a sandbox
     /// purchase on a Production connection, that it is good for this session).
     static func report(_ call: APICall, pool: PostgresPool, registrar: PurchaseRegistrar) async throws -> APIAnswer {
-        try await call.charge()
         let reported = try ClientPurchaseRequest(call.request)
         let app = call.app
         let report: PurchaseReport
@@ -49,10 +48,15 @@ enum ClientEndpoints {
         ]))
     }
 
-    /// `GET /mobile-stores/client/entitlements`: the backend read's entitlements for the token's customer, charged
-    /// to the token in the same round trip. Never the session's sandbox ones: those were never stored.
-    static func entitlements(_ call: APICall) async throws -> APIAnswer {
-        let entitlements = try await call.charged(Entitlement.holding(call.app.customerID))
-        return APIAnswer(status: 200, body: .object([("entitlements", .array(entitlements.map(\.json)))]))
+    /// `GET /mobile-stores/client/entitlements`: the backend read's entitlements for the token's customer, read in
+    /// the round trip that authenticates the pair. Never the session's sandbox ones: those were never stored.
+    static func entitlements(_ call: APICall) -> APIAnswer {
+        guard let entitlements = call.prefetched else { preconditionFailure("the route's read was not sent") }
+        return APIAnswer(status: 200, body: .object([("entitlements", entitlements)]))
+    }
+
+    /// What the entitlements endpoint reads with the authentication.
+    static let entitlementsRead: Access.AppRead = { token, host in
+        Entitlement.holding(customerOfAccountToken: token, host: host).map { .array($0.map(\.json)) }
     }
 }

@@ -61,11 +61,11 @@ public final class MobileStoresAPI: Sendable {
             APIRoute(method: "GET", pattern: prefix + "/customers/{customer}/entitlements", access: .backend) {
                 try await EntitlementEndpoints.read($0)
             },
-            APIRoute(method: "POST", pattern: prefix + "/client/purchases", access: .app) {
+            APIRoute(method: "POST", pattern: prefix + "/client/purchases", access: .app(read: nil)) {
                 try await ClientEndpoints.report($0, pool: pool, registrar: registrar)
             },
-            APIRoute(method: "GET", pattern: prefix + "/client/entitlements", access: .app) {
-                try await ClientEndpoints.entitlements($0)
+            APIRoute(method: "GET", pattern: prefix + "/client/entitlements", access: .app(read: ClientEndpoints.entitlementsRead)) {
+                ClientEndpoints.entitlements($0)
             },
             APIRoute(method: "PUT", pattern: prefix + "/customers/{customer}/consumption-usage/{transactionId}",
                      access: .backend) { try await ConsumptionUsageEndpoints.record($0, pool: pool) },
@@ -126,17 +126,18 @@ public final class MobileStoresAPI: Sendable {
         var call: APICall?
         let result: Result<APIAnswer, any Error>
         do {
-            let caller: Caller
+            let made: APICall
             switch route.access {
-            case .open: caller = .anyone
+            case .open:
+                made = APICall(request: request, host: host, parameters: parameters, caller: .anyone, pool: pool)
             case .backend:
                 let found = try await authenticator.authenticate(request, host: host)
                 guard found.scopes.contains(APIClients.defaultScope) else { throw APIError.invalidScope }
-                caller = .backend(found)
-            case .app:
-                caller = .app(try await appAuthenticator.authenticate(request, host: host))
+                made = APICall(request: request, host: host, parameters: parameters, caller: .backend(found), pool: pool)
+            case .app(let read):
+                let authenticated = try await appAuthenticator.authenticate(request, host: host, read: read)
+                made = APICall(request: request, host: host, parameters: parameters, app: authenticated, pool: pool)
             }
-            let made = APICall(request: request, host: host, parameters: parameters, caller: caller, pool: pool)
             call = made
             result = .success(try await route.handler(made))
         } catch {

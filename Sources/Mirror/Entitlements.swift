@@ -21,15 +21,28 @@ extension Entitlement {
 
     /// `held(by:)` as a query, to send with others in one round trip (the API's reads).
     public static func holding(_ customerID: String) -> PostgresQuery<[Entitlement]> {
+        holding(customer: "$1::uuid", [customerID])
+    }
+
+    /// The entitlements of the customer an active account token of `host`'s account stands for (none for any
+    /// other token), so an app's read can go in the round trip that authenticates its pair.
+    public static func holding(customerOfAccountToken token: String, host: String) -> PostgresQuery<[Entitlement]> {
+        holding(customer: """
+            (SELECT t.customer_id FROM account_tokens t JOIN accounts a ON a.id = t.account_id AND a.host = $2
+             WHERE t.token = $1::uuid AND t.status = 'active')
+            """, [token, host])
+    }
+
+    private static func holding(customer: String, _ parameters: [any PostgresEncodable]) -> PostgresQuery<[Entitlement]> {
         PostgresQuery("""
             SELECT e.key, s.id, s.source, s.status, s.store_state, s.expires_at, s.grace_ends_at, s.cancelled_at, now()
             FROM customer_subscriptions s
             JOIN plan_prices pp ON pp.id = s.plan_price_id
             JOIN plan_entitlements pe ON pe.plan_id = pp.plan_id
             JOIN entitlements e ON e.id = pe.entitlement_id
-            WHERE s.customer_id = $1::uuid
+            WHERE s.customer_id = \(customer)
             ORDER BY e.key, s.id
-            """, [customerID], decode: entitlements(from:))
+            """, parameters, decode: entitlements(from:))
     }
 
     private static func entitlements(from rows: PostgresRows) throws -> [Entitlement] {

@@ -20,6 +20,13 @@ public struct PostgresQuery<Value>: Sendable {
         statement = PostgresStatement(sql, parameters)
         self.decode = decode
     }
+
+    /// The same statement, its answer read on into another value (so callers can send queries of different
+    /// kinds where one kind is expected).
+    public func map<Other>(_ transform: @escaping @Sendable (Value) throws -> Other) -> PostgresQuery<Other> {
+        let decode = decode
+        return PostgresQuery<Other>(statement.sql, statement.parameters) { try transform(decode($0)) }
+    }
 }
 
 extension PostgresConnection {

@@ -44,6 +44,8 @@ enum DemoCatalog {
         let name: String
         /// The account token the app sets as `appAccountToken` on purchases.
         let token: UUID
+        /// The token's client secret, which the app sends with it: known only on the run that issued it.
+        var secret: String? = nil
     }
 
     struct Seeded: Sendable {
@@ -105,13 +107,18 @@ enum DemoCatalog {
                                                  on: db)
             try Catalog.mapProduct(connectionID: connection.id, productID: product.id, planPriceID: price, on: db)
         }
+        var secrets: [String: String] = [:]
         for (name, email) in [("Customer A", "customer-a@example.com"), ("Customer B", "customer-b@example.com")] {
             let id = try Catalog.addCustomer(accountID: accountID, email: email, name: name, on: db)
-            _ = try AccountTokens.issue(customerID: id, sha256: { Digest.sha256($0) }, on: db)
+            secrets[id] = try AccountTokens.issue(customerID: id, sha256: { Digest.sha256($0) }, on: db).secret
         }
         let client = try APIClients.add(accountID: accountID, name: "demo backend", sha256: { Digest.sha256($0) }, on: db)
-        return Seeded(accountID: accountID, connectionID: connection.id, customers: try customers(accountID: accountID, on: db),
-                      apiClient: client)
+        let seeded = try customers(accountID: accountID, on: db).map { customer in
+            var customer = customer
+            customer.secret = secrets[customer.id]
+            return customer
+        }
+        return Seeded(accountID: accountID, connectionID: connection.id, customers: seeded, apiClient: client)
     }
 
     /// Points the demo account's connection at the simulator of this run. Only the demo account's own

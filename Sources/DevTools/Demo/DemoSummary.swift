@@ -146,6 +146,17 @@ enum DemoSummary {
         if let customer = context.customers.first {
             lines.append("  curl -s \(origin)/api/v1/mobile-stores/customers/\(customer.id)/entitlements \(host) "
                          + "--header \"Authorization: Bearer $TOKEN\"   # \(customer.name)'s entitlements")
+            if let secret = customer.secret {
+                let pair = "--header 'X-SF-Account-Token: \(customer.token.uuidString.lowercased())' "
+                    + "--header 'X-SF-Client-Secret: \(secret)'"
+                lines += ["As \(customer.name)'s app, with the account token pair a backend hands it (the secret is shown only now):",
+                          "  curl -s \(origin)/api/v1/mobile-stores/client/entitlements \(host) \(pair)"]
+                if let lineage = context.knownLineages.first {
+                    lines.append("  curl -s -X POST \(origin)/api/v1/mobile-stores/client/purchases \(host) \(pair) "
+                                 + "--header 'Content-Type: application/json' "
+                                 + "--data '{\"store\":\"apple\",\"transaction_id\":\"\(lineage)\"}'   # re-reports its purchase")
+                }
+            }
         }
         return lines
     }
