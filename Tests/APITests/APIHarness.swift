@@ -268,6 +268,16 @@ struct APIHarness {
         return counts
     }
 
+    /// The App Store simulator answers the next requests (a registration's retries included) with 500, or with
+    /// 429 and a `Retry-After` of 7 s.
+    func makeAppleUnavailable(rateLimited: Bool) throws {
+        if rateLimited {
+            try apple.rateLimitNextRequests(4, retryAfter: .seconds(7))
+        } else {
+            try apple.failNextRequests(4)
+        }
+    }
+
     /// One value of the test's database, read as its owner.
     func scalar<T: PostgresDecodable>(_ sql: String, _ parameters: [any PostgresEncodable] = [], as: T.Type = T.self)
         async throws -> T?

@@ -199,11 +199,7 @@ import Testing
     func theStoreFailingOrLimitingIsServiceUnavailableWithRetryAfter(rateLimited: Bool) async throws {
         try await APIHarness.with { api in
             let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            if rateLimited {
-                try api.apple.rateLimitNextRequests(4, retryAfter: .seconds(7))
-            } else {
-                try api.apple.failNextRequests(4)
-            }
+            try api.makeAppleUnavailable(rateLimited: rateLimited)
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId),
                                                  pair: try await api.customerWithPair())
             #expect(answer.status == 503, "\(answer.text)")
