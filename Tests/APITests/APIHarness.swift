@@ -4,11 +4,13 @@ import AppStore
 import Crypto
 import Foundation
 import HTTP
+import Logging
+import Mirror
 import Metrics
 import Postgres
 import Simulator
 import StoreModel
-import Sync
+@testable import Sync
 import TestPKI
 import TestSupport
 import Testing
@@ -66,6 +68,8 @@ struct APIHarness {
                 var configuration = SimulatorConfiguration(apps: [SimulatedApp(bundleID: bundleID, appAppleID: appAppleID,
                                                                                environment: environment, apiKey: apiKey)])
                 configuration.pki = pki
+                // Apple's two environments never share a transaction id; nor do the two simulators.
+                if environment == .sandbox { configuration.transactionNumberBase = 2_500_000_000_000_000 }
                 return try AppStoreSimulator(configuration: configuration)
             }
             let apple = try appleSimulator(options.environment == .sandbox ? .sandbox : .production)
@@ -266,6 +270,44 @@ struct APIHarness {
             counts[table] = try await scalar("SELECT count(*) FROM \(table)", as: Int.self)
         }
         return counts
+    }
+
+    /// Mirrors an Apple lineage exactly as a notification's job would (the store's own word, no claimant) and
+    /// answers the customer it was linked to, if any: an untagged purchase stays a pending claim.
+    func mirrorAsANotificationWould(_ lineage: String) async throws -> String? {
+        let http = try HTTPClient()
+        do {
+            let clients = AppleStoreClients(http: http, rateLimitShare: 1, historyPages: 50, metrics: nil)
+            let connection = appleConnection
+            let tools = try await clients.tools(for: connection, pool: database.pool)
+            let fetched = try await AppleRefetch(client: tools.client, logger: Logger(component: "test"))
+                .fetch(connection: connection, lineage: lineage, transactionID: lineage, revision: nil,
+                       source: SnapshotSource(kind: "notification", reference: nil, event: "SUBSCRIBED"))
+            await http.shutdown()
+            let outcome = try await database.pool.transaction { db in
+                try Mirror.apply(fetched.snapshot, connection: connection, on: db)
+            }
+            return outcome.customerID
+        } catch {
+            await http.shutdown()
+            throw error
+        }
+    }
+
+    /// A web subscription of plan "pro" for `customer`, as SubscriptionFlow's web side would write it, cancelled
+    /// `cancelledInSeconds` from now (nil: not cancelled).
+    @discardableResult
+    func addWebSubscription(customer: String, status: String, cancelledInSeconds: Int? = nil) async throws -> Int64 {
+        let accountID = accountID
+        return try await database.pool.transaction { db in
+            let price: Int64 = try db.query("""
+                SELECT pp.id FROM plan_prices pp JOIN plans p ON p.id = pp.plan_id WHERE p.account_id = $1 AND p.code = 'pro'
+                """, [accountID])[0].decode(0)
+            return try db.query("""
+                INSERT INTO customer_subscriptions (account_id, customer_id, plan_price_id, source, status, cancelled_at)
+                VALUES ($1, $2::uuid, $3, 'web', $4, now() + $5 * interval '1 second') RETURNING id
+                """, [accountID, customer, price, status, cancelledInSeconds])[0].decode(0)
+        }
     }
 
     /// The App Store simulator answers the next requests (a registration's retries included) with 500, or with

@@ -15,20 +15,6 @@ import Testing
         #expect(remaining.map { (0..<500).contains($0) } == true, "\(answer.headers)", sourceLocation: sourceLocation)
     }
 
-    /// A web subscription of plan "pro", active with no end, written as SubscriptionFlow's web side would.
-    static func addWebSubscription(_ api: APIHarness, customer: String) async throws -> Int64 {
-        let accountID = api.accountID
-        return try await api.database.pool.transaction { db in
-            let price: Int64 = try db.query("""
-                SELECT pp.id FROM plan_prices pp JOIN plans p ON p.id = pp.plan_id WHERE p.account_id = $1 AND p.code = 'pro'
-                """, [accountID])[0].decode(0)
-            return try db.query("""
-                INSERT INTO customer_subscriptions (account_id, customer_id, plan_price_id, source, status, cancelled_at)
-                VALUES ($1, $2::uuid, $3, 'web', 'active', NULL) RETURNING id
-                """, [accountID, customer, price])[0].decode(0)
-        }
-    }
-
     /// An unknown customer, a path segment that is no UUID, and another tenant's customer are all the same 404.
     @Test(arguments: ["unknown", "not-a-uuid", "foreign"])
     func aCustomerThatIsNotTheAccountsIsNotFound(kind: String) async throws {
@@ -76,7 +62,7 @@ import Testing
     @Test func anActiveWebSubscriptionEntitlesWithNoEnd() async throws {
         try await APIHarness.with { api in
             let customer = try await api.addCustomer()
-            let subscription = try await Self.addWebSubscription(api, customer: customer)
+            let subscription = try await api.addWebSubscription(customer: customer, status: "active")
             let answer = try await api.send("GET", Self.path(customer), bearer: try await api.accessToken())
             #expect(answer.status == 200, "\(answer.text)")
             let grants = try Self.proNamedByWeb(answer, subscription: subscription)
@@ -120,7 +106,7 @@ import Testing
             let storeGrants = try #require(bothStores[0]["grants"] as? [[String: Any]])
             #expect(Set(storeGrants.compactMap { $0["source"] as? String }) == ["apple", "google"], "\(afterGoogle.text)")
 
-            let web = try await Self.addWebSubscription(api, customer: customer.id)
+            let web = try await api.addWebSubscription(customer: customer.id, status: "active")
             let answer = try await api.send("GET", Self.path(customer.id), bearer: bearer)
             #expect(answer.status == 200, "\(answer.text)")
             let json = try answer.json

@@ -1,10 +1,5 @@
 import Accounts
-import Foundation
-import HTTP
-import Logging
 import Mirror
-import StoreModel
-@testable import Sync
 import TestSupport
 import Testing
 
@@ -64,7 +59,7 @@ import Testing
     @Test func claimsAPendingPurchaseWithItsInvoices() async throws {
         try await APIHarness.with { api in
             let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            try await Self.mirrorAsTheWorkerWould(bought.originalTransactionId, api: api)
+            #expect(try await api.mirrorAsANotificationWould(bought.originalTransactionId) == nil, "a pending claim")
             #expect(try await api.scalar("SELECT count(*) FROM invoices WHERE customer_id IS NULL", as: Int.self) == 1)
             let customer = try await api.addCustomer()
             let answer = try await api.send("POST", Self.path, json: Self.apple(customer, bought.transactionId),
@@ -224,22 +219,5 @@ import Testing
             #expect(json["message"] as? String == message)
             #expect((json["errors"] as? [String: [String]])?[field]?.first == message)
         }
-    }
-
-    /// Mirrors a lineage exactly as a notification's job would (no claimant), leaving an untagged purchase
-    /// unlinked: a pending claim with its invoice.
-    static func mirrorAsTheWorkerWould(_ lineage: String, api: APIHarness) async throws {
-        let http = try HTTPClient()
-        let clients = AppleStoreClients(http: http, rateLimitShare: 1, historyPages: 50, metrics: nil)
-        let connection = api.appleConnection
-        let tools = try await clients.tools(for: connection, pool: api.database.pool)
-        let fetched = try await AppleRefetch(client: tools.client, logger: Logger(component: "test"))
-            .fetch(connection: connection, lineage: lineage, transactionID: lineage, revision: nil,
-                   source: SnapshotSource(kind: "notification", reference: nil, event: "SUBSCRIBED"))
-        await http.shutdown()
-        let outcome = try await api.database.pool.transaction { db in
-            try Mirror.apply(fetched.snapshot, connection: connection, on: db)
-        }
-        #expect(outcome.customerID == nil)
     }
 }
