@@ -33,6 +33,7 @@ struct AppAuthenticator: Sendable {
     private static let absentDigest = Data(repeating: 0, count: 32)
 
     let pool: PostgresPool
+    let clientAddresses: ClientAddressRule
 
     /// The authentication, or the 401 (429 once the address has failed too often, or the token's budget is
     /// spent) with the budget's headers.
@@ -68,7 +69,7 @@ struct AppAuthenticator: Sendable {
                                      rate: rate, read: readAnswer)
         }
         let status = try await pool.query(RateLimiter.charge(accountID: credentials.accountID,
-                                                             bucket: Self.addressBucket(request.peerAddress),
+                                                             bucket: Self.addressBucket(clientAddresses.clientAddress(of: request)),
                                                              limit: credentials.addressFailureLimit))
         var refusal = status.isLimited ? APIError.tooManyAttempts : Self.invalid
         refusal.headers += status.headers

@@ -29,13 +29,15 @@ public final class MobileStoresAPI: Sendable {
     ///   - pool: connections as a member of `storesync_api`.
     ///   - registrar: the store clients purchase registration asks.
     ///   - tokenLifetime: how long an access token from `/oauth/token` lives.
+    ///   - clientAddresses: which address an app request is from, for its failure budget.
     ///   - accepting: whether requests are served from the start; `false` answers 503 until `open()`, for a
     ///     process that listens before its database is there.
     public init(pool: PostgresPool, registrar: PurchaseRegistrar, metrics: MetricsRegistry,
-                tokenLifetime: Duration = APIAccessTokens.defaultLifetime, accepting: Bool = true) {
+                tokenLifetime: Duration = APIAccessTokens.defaultLifetime,
+                clientAddresses: ClientAddressRule = ClientAddressRule(), accepting: Bool = true) {
         self.pool = pool
         authenticator = BearerAuthenticator(pool: pool)
-        appAuthenticator = AppAuthenticator(pool: pool)
+        appAuthenticator = AppAuthenticator(pool: pool, clientAddresses: clientAddresses)
         self.accepting = Locked(accepting)
         requests = metrics.counter("storesync_api_requests_total", help: "Mobile Stores API requests by route and status.",
                                    labels: ["route", "status"])

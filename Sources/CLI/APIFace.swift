@@ -12,14 +12,16 @@ struct APIFace {
     let service: MobileStoresAPI
     private let http: HTTPClient
 
-    init(url: String, poolSize: Int, tokenLifetime: Duration, rateShare: Double, metrics: MetricsRegistry) throws {
+    init(url: String, poolSize: Int, tokenLifetime: Duration, rateShare: Double, clientAddresses: ClientAddressRule,
+         metrics: MetricsRegistry) throws {
         var configuration = PostgresConfiguration(url: url, poolSize: poolSize, applicationName: "storesync-api")
         configuration.acquireTimeout = .seconds(2)
         configuration.statementTimeout = .seconds(5)
         pool = PostgresPool(configuration)
         http = try HTTPClient()
         service = MobileStoresAPI(pool: pool, registrar: PurchaseRegistrar(http: http, rateLimitShare: rateShare),
-                                  metrics: metrics, tokenLifetime: tokenLifetime, accepting: false)
+                                  metrics: metrics, tokenLifetime: tokenLifetime, clientAddresses: clientAddresses,
+                                  accepting: false)
     }
 
     /// After the server has stopped.

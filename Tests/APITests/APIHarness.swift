@@ -38,6 +38,8 @@ struct APIHarness {
         /// The app endpoints' limits: requests per minute per token, failures per minute per address.
         var appTokenRateLimit = 120
         var appAddressFailureLimit = 60
+        /// Proxies whose `X-Forwarded-For` names the client (`STORESYNC_API_TRUSTED_PROXIES`).
+        var trustedProxies: [IPAddressRange] = []
     }
 
     let database: TestDatabase
@@ -123,7 +125,8 @@ struct APIHarness {
             }
 
             let storeHTTP = try HTTPClient()
-            let api = MobileStoresAPI(pool: apiPool, registrar: PurchaseRegistrar(http: storeHTTP), metrics: MetricsRegistry())
+            let api = MobileStoresAPI(pool: apiPool, registrar: PurchaseRegistrar(http: storeHTTP), metrics: MetricsRegistry(),
+                                      clientAddresses: ClientAddressRule(trustedProxies: options.trustedProxies))
             var router = HTTPRouter()
             api.install(into: &router)
             var configuration = HTTPServerConfiguration()

@@ -1,6 +1,7 @@
 import Accounts
 import Crypto
 import Foundation
+import HTTP
 import TestSupport
 import Testing
 
@@ -95,6 +96,34 @@ import Testing
             #expect(try await api.scalar("SELECT count(*) FROM api_rate_windows WHERE bucket = 'rest'", as: Int.self) == 0)
             #expect(try await api.scalar("SELECT bucket FROM api_rate_windows WHERE bucket LIKE 'app-address:%'",
                                          as: String.self) == "app-address:127.0.0.1")
+        }
+    }
+
+    /// Behind a trusted load balancer each client's failures count apart, by the address it forwards; a client
+    /// talking to the server directly cannot pick its own bucket with the header.
+    @Test(arguments: [false, true])
+    func behindATrustedProxyFailuresCountPerForwardedClient(trusted: Bool) async throws {
+        var options = APIHarness.Options()
+        options.appAddressFailureLimit = 2
+        if trusted { options.trustedProxies = [try #require(IPAddressRange("127.0.0.0/8"))] }
+        try await APIHarness.with(options) { api in
+            let wrong = APIHarness.AppPair(customerID: "-", token: UUID().uuidString, secret: "wrong")
+            var statuses: [String: [Int]] = [:]
+            for client in ["203.0.113.7", "198.51.100.9"] {
+                for _ in 0..<3 {
+                    let answer = try await api.sendAsApp("GET", Self.path, pair: wrong, headers: [("X-Forwarded-For", client)])
+                    statuses[client, default: []].append(answer.status)
+                }
+            }
+            let buckets = try await api.database.pool.query("SELECT bucket FROM api_rate_windows ORDER BY bucket")
+                .map { try $0.decode(0, as: String.self) }
+            if trusted {
+                #expect(statuses == ["203.0.113.7": [401, 401, 429], "198.51.100.9": [401, 401, 429]])
+                #expect(buckets == ["app-address:198.51.100.9", "app-address:203.0.113.7"])
+            } else {
+                #expect(statuses == ["203.0.113.7": [401, 401, 429], "198.51.100.9": [429, 429, 429]])
+                #expect(buckets == ["app-address:127.0.0.1"])
+            }
         }
     }
 

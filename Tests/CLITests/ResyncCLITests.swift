@@ -29,8 +29,10 @@ import Testing
     @Test(arguments: [
         (["work"], ["STORESYNC_STORE_RATE_SHARE": "half"], "STORESYNC_STORE_RATE_SHARE must be"),
         (["work", "--store-rate-share", "-1"], [:], "--store-rate-share must be"),
+        (["serve", "--listen", "127.0.0.1:0"], ["STORESYNC_API_TRUSTED_PROXIES": "10.0.0.0/8, lb.internal"],
+         "STORESYNC_API_TRUSTED_PROXIES must be IP addresses or CIDR ranges"),
     ])
-    func aBadStoreRateShareIsNamedAsGiven(arguments: [String], environment: [String: String], message: String) async throws {
+    func aBadRateShareOrProxySettingIsNamedAsGiven(arguments: [String], environment: [String: String], message: String) async throws {
         let result = try await ChildProcess.run("storesync", arguments,
                                                 environment: environment.merging(["DATABASE_URL": "postgresql://unused@127.0.0.1:1/x"]) { a, _ in a })
         #expect(result.status == 2)

@@ -41,6 +41,9 @@ struct ServeCommand: Command {
           env STORESYNC_API_TOKEN_LIFETIME    access tokens' lifetime, default 1h (1m…24h)
           env STORESYNC_STORE_RATE_SHARE      share of each store's API rate limits purchase registration
                                               may use, default 1
+          env STORESYNC_API_TRUSTED_PROXIES   the load balancers in front (addresses or CIDR ranges, comma
+                                              separated): from them X-Forwarded-For names the client whose
+                                              failed app authentications are counted; unset: the peer
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -57,6 +60,11 @@ struct ServeCommand: Command {
         let tokenLifetime = try environment.duration("STORESYNC_API_TOKEN_LIFETIME", range: .seconds(60)...(.seconds(86_400)))
             ?? .seconds(3600)
         let rateShare = try Parse.fraction(environment.string("STORESYNC_STORE_RATE_SHARE") ?? "1", "STORESYNC_STORE_RATE_SHARE")
+        let proxiesText = environment.string("STORESYNC_API_TRUSTED_PROXIES") ?? ""
+        guard proxiesText.utf8.count <= 10_000, let clientAddresses = ClientAddressRule(parsing: proxiesText) else {
+            throw UsageError("STORESYNC_API_TRUSTED_PROXIES must be IP addresses or CIDR ranges separated by commas, not "
+                + proxiesText.prefix(100).debugDescription)
+        }
         var postgres = try environment.postgres(defaultSize: 8, applicationName: "storesync-serve")
         postgres.acquireTimeout = .seconds(2)
         postgres.statementTimeout = .seconds(3)
@@ -70,7 +78,8 @@ struct ServeCommand: Command {
         let commits = Task { await ingest.run() }
         OperationsEndpoints.install(into: &router, pool: pool, metrics: metrics, started: { ingest.isAccepting })
         let api = try apiURL.map { url in
-            try APIFace(url: url, poolSize: apiPoolSize, tokenLifetime: tokenLifetime, rateShare: rateShare, metrics: metrics)
+            try APIFace(url: url, poolSize: apiPoolSize, tokenLifetime: tokenLifetime, rateShare: rateShare,
+                        clientAddresses: clientAddresses, metrics: metrics)
         }
         api?.service.install(into: &router)
         var serverConfiguration = listen.serverConfiguration
