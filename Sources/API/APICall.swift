@@ -73,7 +73,6 @@ final class APICall: Sendable {
         return (a, b)
     }
 
-
     /// The REST budget's charge alone, before an endpoint's writes.
     func charge() async throws {
         try record(try await pool.query(chargeQuery))
