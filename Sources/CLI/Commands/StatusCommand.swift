@@ -10,7 +10,8 @@ struct StatusCommand: Command {
         usage: storesync status [--json]
 
         Queue depth by kind and state (available = due now, scheduled = due later or waiting to retry,
-        leased = running), the age of the oldest job waiting to be leased, leased jobs by worker, and the
+        leased = running; scheduled counts are estimated from a sample of the table once the queue holds
+        more than about 100,000 jobs), the age of the oldest job waiting to be leased, leased jobs by worker, and the
         number of dead letters; then each schedule's last run (period, claiming worker), and for the daily
         resync the lineages still waiting and the drift found — changes no notification had delivered, the
         sign that notifications are being lost.
@@ -27,6 +28,7 @@ struct StatusCommand: Command {
                 ("depth", .array(status.depths.map {
                     .object([("kind", .string($0.kind)), ("state", .string($0.state)), ("count", .int($0.count))])
                 })),
+                ("scheduled_estimated", .bool(status.scheduledEstimated)),
                 ("oldest_available_age_seconds", .double(status.oldestAvailableAgeSeconds)),
                 ("leases", .array(status.leases.map {
                     .object([("worker", .string($0.worker)), ("jobs", .int($0.count)),
@@ -45,6 +47,7 @@ struct StatusCommand: Command {
         Output.print("queue depth")
         Output.print(status.depths.isEmpty ? "  (empty)" : Output.table(
             ["KIND", "STATE", "JOBS"], status.depths.map { [$0.kind, $0.state, String($0.count)] }))
+        if status.scheduledEstimated { Output.print("  (scheduled counts estimated from a sample of the table)") }
         Output.print("\noldest available job waiting: \(String(format: "%.1f", status.oldestAvailableAgeSeconds)) s")
         Output.print("\nleases")
         Output.print(status.leases.isEmpty ? "  (none)" : Output.table(

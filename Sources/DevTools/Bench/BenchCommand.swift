@@ -24,7 +24,9 @@ struct BenchCommand: Command {
                 (default 3). Prints the median jobs_per_sec = N / (last completion − first lease), and each
                 run's lease-to-commit latency p50/p99. With --scheduled, D more jobs wait meanwhile, due
                 only tomorrow at the resyncs' low priority, as a day of spread resyncs does (default 0); the
-                drain must pass them over, and they are deleted after each run. Needs an empty queue: use a
+                drain must pass them over, and they are deleted after each run. Each run also times the
+                metrics sampler's read of the queue (`queue_status.read_ms`) beside the full scan by kind and
+                state it replaced (`full_scan_by_kind_ms`). Needs an empty queue: use a
                 throwaway database (../shared/bench/queue-peers.sh makes one).
         verify  Verifications per second on one core, each for S seconds (default 3): Apple notifications
                 (signed like the App Store's, nested JWS included) with a warm chain cache and with the cache
@@ -109,6 +111,31 @@ struct BenchCommand: Command {
 
     static let noopKind = NoopHandler.kind
 
+    /// What the metrics sampler's read of the queue costs with the seeded jobs in it, beside the full scan by kind
+    /// and state it replaced (median of 5 each, in the same run).
+    private static func timeQueueStatus(pool: PostgresPool) async throws -> Output.Value {
+        func median(_ body: () async throws -> Void) async throws -> Double {
+            var times: [Double] = []
+            for _ in 0..<5 {
+                let started = ContinuousClock.now
+                try await body()
+                times.append((ContinuousClock.now - started).seconds * 1000)
+            }
+            return (times.sorted()[2] * 100).rounded() / 100
+        }
+        var estimated = false
+        let read = try await median { estimated = try await QueueStatus.read(pool: pool).scheduledEstimated }
+        let scan = try await median {
+            _ = try await pool.query("""
+                SELECT kind, CASE WHEN lease_deadline > now() THEN 'leased' WHEN run_at <= now() THEN 'available'
+                                  ELSE 'scheduled' END, count(*)
+                FROM jobs GROUP BY 1, 2
+                """)
+        }
+        return .object([("read_ms", .double(read)), ("full_scan_by_kind_ms", .double(scan)),
+                        ("scheduled_estimated", .bool(estimated))])
+    }
+
     private static func drainQueue(pool: PostgresPool, jobs: Int, scheduled: Int, slots: Int, flushers: Int,
                                    listenURL: String) async throws -> Output.Value
     {
@@ -124,6 +151,7 @@ struct BenchCommand: Command {
             """, [noopKind, Int(ResyncPlanner.priority), scheduled])
         try await pool.query("VACUUM ANALYZE jobs")
         _ = try? await pool.query("CHECKPOINT")
+        let sampling = try await timeQueueStatus(pool: pool)
         let synchronousCommit = try await pool.query("SHOW synchronous_commit")[0].decode(0, as: String.self)
 
         var configuration = WorkerConfiguration()
@@ -147,6 +175,7 @@ struct BenchCommand: Command {
             ("wall_incl_startup_s", .double((ContinuousClock.now - started).seconds)),
             ("latency_ms", .object([("p50", .double(summary.p50)), ("p99", .double(summary.p99))])),
             ("synchronous_commit", .string(synchronousCommit)),
+            ("queue_status", sampling),
             ("host_cpus", .int(ProcessInfo.processInfo.activeProcessorCount)),
         ])
     }
