@@ -28,7 +28,8 @@ public struct ClientPurchaseRequest: Sendable, Equatable {
 }
 
 /// The app's account token pair as its headers carry it. A token is kept only when it is a UUID and a secret only
-/// when it is printable ASCII of sensible length: anything else cannot match, and is not sent to the database.
+/// when it is printable ASCII of sensible length: anything else cannot match (the secret itself never leaves the
+/// process; only its SHA-256 is compared).
 public struct AppCredentialHeaders: Sendable, Equatable {
     static let tokenHeader = "x-sf-account-token"
     static let secretHeader = "x-sf-client-secret"

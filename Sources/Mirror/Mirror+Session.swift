@@ -30,7 +30,7 @@ extension Mirror {
         let known = try KnownState(snapshot: snapshot, row: db.query([read])[0][0])
         _ = try MirrorPlan(snapshot, known: known, connectionID: connection.id,
                            requireIssuedTokens: connection.requireIssuedTokens, claimant: claimant)
-        guard let planPriceID = known.planPriceID else { return [] }
+        guard let planPriceID = known.planPriceID else { preconditionFailure("MirrorPlan refuses an unmapped product") }
         let rows = try db.query("""
             SELECT e.key, now() FROM plan_prices pp
             JOIN plan_entitlements pe ON pe.plan_id = pp.plan_id
