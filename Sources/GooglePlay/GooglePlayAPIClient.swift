@@ -77,6 +77,31 @@ public final class GooglePlayAPIClient: Sendable {
         return order
     }
 
+    /// `orders.batchGet`: several charges in one request of the Orders quota bucket, each as `order(id:)` answers
+    /// it, in the order asked (matched by id). Google fails the whole request when any id is unknown (`.notFound`), so ids known
+    /// to exist go here and guesses go to `order(id:)`. 1…1000 distinct ids. Throws `GooglePlayAPIError` or
+    /// `CancellationError`.
+    public func orders(ids: [String]) async throws -> [GooglePlayOrder] {
+        guard (1...1000).contains(ids.count), Set(ids).count == ids.count else {
+            throw GooglePlayAPIError(.invalidRequest, "orders.batchGet takes 1 to 1000 distinct order ids, not \(ids.count)")
+        }
+        for id in ids { _ = try Self.pathSegment(id, "order id") }
+        let call = Call("GET", "/orders:batchGet?" + PercentEncoding.form(ids.map { ("orderIds", $0) }))
+        let response = try await send(.orders, call)
+        let answer = try Self.decoding(call, response) { try GoogleJSON.decoder().decode(OrdersPage.self, from: response.body) }
+        let byID = Dictionary((answer.orders ?? []).compactMap { order in order.orderId.map { ($0, order) } }) { first, _ in first }
+        return try ids.map { id in
+            guard let order = byID[id] else {
+                throw GooglePlayAPIError(.invalidResponse, "\(call) answered no order \(id)")
+            }
+            return order
+        }
+    }
+
+    private struct OrdersPage: Decodable {
+        let orders: [GooglePlayOrder]?
+    }
+
     /// `purchases.subscriptions.acknowledge`: tells Google the purchase `token` was granted, which stops the
     /// automatic refund of purchases left unacknowledged for three days. `subscriptionID` is the line item's
     /// product id (the path still names it). Throws `GooglePlayAPIError` or `CancellationError`.

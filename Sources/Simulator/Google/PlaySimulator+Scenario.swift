@@ -18,10 +18,14 @@ extension PlaySimulator {
         return try await core.run(silent: silent) { try $0.purchase(purchase) }
     }
 
-    /// `SUBSCRIPTION_RENEWED` (2): the next period, charged at the current one's end with order `..N`.
+    /// `SUBSCRIPTION_RENEWED` (2): the next period, charged at the current one's end with order `..N`. With
+    /// `skippingOrderNumber` the order is `..N+1` and no order `..N` exists, as Google numbers a renewal after a
+    /// period that was never charged.
     @discardableResult
-    public func renew(_ purchaseToken: String, silent: Bool = false) async throws -> PlayScenarioResult {
-        try await core.run(silent: silent) { try $0.renew(purchaseToken) }
+    public func renew(_ purchaseToken: String, skippingOrderNumber: Bool = false, silent: Bool = false) async throws
+        -> PlayScenarioResult
+    {
+        try await core.run(silent: silent) { try $0.renew(purchaseToken, skippingOrderNumber: skippingOrderNumber) }
     }
 
     /// `SUBSCRIPTION_IN_GRACE_PERIOD` (6): the renewal payment is declined; access continues for the grace period.

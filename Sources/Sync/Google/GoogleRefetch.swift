@@ -67,20 +67,36 @@ struct GoogleRefetch {
         let latest = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
         var orderIDs = latest.union(voided.map(\.orderID))
         orderIDs.formUnion(try await unbookedEarlierOrders(latest))
-        var orders: [GooglePlayOrder] = []
-        for id in orderIDs.sorted() {
-            do {
-                orders.append(try await client.order(id: id))
-            } catch let error as GooglePlayAPIError where error.code == .notFound && !latest.contains(id) {
-                continue  // a renewal number that was never charged (a recovered or paused period)
-            }
-        }
+        let orders = try await self.orders(orderIDs.sorted(), mayBeMissing: orderIDs.subtracting(latest))
         switch try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
                                                      orders: orders, voided: voided, replacedTokens: replaced,
                                                      knownTokens: known, source: source, fetchedAt: Date()) {
         case .snapshot(let snapshot): return .snapshot(snapshot)
         case .pending: return .pending
         }
+    }
+
+    /// The orders `ids`, in one `orders.batchGet` when there are several. Google fails a batch that names an
+    /// unknown order, and any but the line items' latest (`mayBeMissing`) can be unknown — a guessed renewal
+    /// number that was never charged (a recovered or paused period) — so only then are they asked one by one,
+    /// the unknown ones skipped.
+    private func orders(_ ids: [String], mayBeMissing: Set<String>) async throws -> [GooglePlayOrder] {
+        if ids.count > 1 {
+            do {
+                return try await client.orders(ids: ids)
+            } catch let error as GooglePlayAPIError where error.code == .notFound && !mayBeMissing.isEmpty {
+                logger.debug("an order of the batch is unknown; asking one by one", ["orders": .int(ids.count)])
+            }
+        }
+        var orders: [GooglePlayOrder] = []
+        for id in ids {
+            do {
+                orders.append(try await client.order(id: id))
+            } catch let error as GooglePlayAPIError where error.code == .notFound && mayBeMissing.contains(id) {
+                continue
+            }
+        }
+        return orders
     }
 
     /// Most renewal orders looked back for at once; older gaps are filled by later fetches.

@@ -50,8 +50,10 @@ extension PlayState {
 
     /// `SUBSCRIPTION_RENEWED`: the next period is charged at the current one's end (the clock moves there),
     /// with a new order `{purchase order}..N`. A licence tester's purchase renews at most six times.
-    mutating func renew(_ token: String) throws -> PlayChange {
+    mutating func renew(_ token: String, skippingOrderNumber: Bool = false) throws -> PlayChange {
         var subscription = try renewable(token, "renew")
+        // Google leaves a renewal number without an order when that period was never charged.
+        if skippingOrderNumber { subscription.renewalCount += 1 }
         guard !subscription.testPurchase || subscription.renewalCount < 6 else {
             throw SimulatorError(.invalidState, "a test purchase renews at most six times; cancel and expire it")
         }

@@ -1,0 +1,51 @@
+import Simulator
+import Testing
+import TestSupport
+
+/// How a Google notification's job reads the charges it books: the orders it needs in one `orders.batchGet`
+/// of the Orders quota bucket, and one by one only when a guessed renewal number has no order.
+@Suite struct GoogleOrderReadsTests {
+    /// Two renewals whose notifications were lost, then a third that arrives: its job books all three from one
+    /// batch read.
+    @Test func renewalsWhoseNotificationsWereLostAreReadInOneBatch() async throws {
+        try await Pipeline.with(.googleProduction) { pipeline in
+            let play = try #require(pipeline.play)
+            let bought = try await pipeline.buyOnPlay(token: try await pipeline.customer().token)
+            let token = try #require(bought.purchaseToken)
+            try await pipeline.settle()
+            try await play.renew(token, silent: true)
+            try await play.renew(token, silent: true)
+            try await play.renew(token)
+            try await pipeline.settle()
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
+            let orderID = try #require(bought.orderId)
+            #expect(try await pipeline.invoices(lineage).map(\.transactionID).sorted()
+                == [orderID, orderID + "..0", orderID + "..1", orderID + "..2"])
+            #expect(play.requestCounts[.ordersBatchGet] == 1)
+            #expect(play.requestCounts[.order] == 1, "only the purchase's own order was read alone")
+            #expect(pipeline.retriedJobs() == 0)
+        }
+    }
+
+    /// A renewal number Google never charged fails the batch that guessed it; the orders are then read one by
+    /// one, the missing one skipped, and every real charge is booked once.
+    @Test func aRenewalNumberNeverChargedIsSkipped() async throws {
+        try await Pipeline.with(.googleProduction) { pipeline in
+            let play = try #require(pipeline.play)
+            let bought = try await pipeline.buyOnPlay(token: try await pipeline.customer().token)
+            let token = try #require(bought.purchaseToken)
+            try await pipeline.settle()
+            try await play.renew(token, silent: true)
+            try await play.renew(token, skippingOrderNumber: true)
+            try await pipeline.settle()
+            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
+            let orderID = try #require(bought.orderId)
+            #expect(try await pipeline.invoices(lineage).map(\.transactionID).sorted()
+                == [orderID, orderID + "..0", orderID + "..2"])
+            #expect(play.requestCounts[.ordersBatchGet] == 1)
+            #expect(play.requestCounts[.order] == 4, "the purchase's, then ..0, ..1 (unknown) and ..2 one by one")
+            #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
+            #expect(pipeline.retriedJobs() == 0)
+        }
+    }
+}
