@@ -9,16 +9,12 @@ import TestSupport
     /// batch read.
     @Test func renewalsWhoseNotificationsWereLostAreReadInOneBatch() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
-            let play = try #require(pipeline.play)
-            let bought = try await pipeline.buyOnPlay(token: try await pipeline.customer().token)
-            let token = try #require(bought.purchaseToken)
-            try await pipeline.settle()
+            let (play, token, orderID) = try await Self.bought(pipeline)
             try await play.renew(token, silent: true)
             try await play.renew(token, silent: true)
             try await play.renew(token)
             try await pipeline.settle()
-            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
-            let orderID = try #require(bought.orderId)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             #expect(try await pipeline.invoices(lineage).map(\.transactionID).sorted()
                 == [orderID, orderID + "..0", orderID + "..1", orderID + "..2"])
             #expect(play.requestCounts[.ordersBatchGet] == 1)
@@ -31,15 +27,11 @@ import TestSupport
     /// one, the missing one skipped, and every real charge is booked once.
     @Test func aRenewalNumberNeverChargedIsSkipped() async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
-            let play = try #require(pipeline.play)
-            let bought = try await pipeline.buyOnPlay(token: try await pipeline.customer().token)
-            let token = try #require(bought.purchaseToken)
-            try await pipeline.settle()
+            let (play, token, orderID) = try await Self.bought(pipeline)
             try await play.renew(token, silent: true)
             try await play.renew(token, skippingOrderNumber: true)
             try await pipeline.settle()
-            let lineage = try await pipeline.lineage(ofPlayToken: bought.purchaseToken)
-            let orderID = try #require(bought.orderId)
+            let lineage = try await pipeline.lineage(ofPlayToken: token)
             #expect(try await pipeline.invoices(lineage).map(\.transactionID).sorted()
                 == [orderID, orderID + "..0", orderID + "..2"])
             #expect(play.requestCounts[.ordersBatchGet] == 1)
@@ -47,5 +39,13 @@ import TestSupport
             #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
             #expect(pipeline.retriedJobs() == 0)
         }
+    }
+
+    /// A purchase pushed and mirrored: the simulator, its token and its order.
+    static func bought(_ pipeline: Pipeline) async throws -> (PlaySimulator, String, String) {
+        let play = try #require(pipeline.play)
+        let bought = try await pipeline.buyOnPlay(token: try await pipeline.customer().token)
+        try await pipeline.settle()
+        return (play, try #require(bought.purchaseToken), try #require(bought.orderId))
     }
 }
