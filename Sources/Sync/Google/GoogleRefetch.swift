@@ -83,7 +83,11 @@ struct GoogleRefetch {
     private func orders(_ ids: [String], mayBeMissing: Set<String>) async throws -> [GooglePlayOrder] {
         if ids.count > 1 {
             do {
-                return try await client.orders(ids: ids)
+                var orders: [GooglePlayOrder] = []
+                for start in stride(from: 0, to: ids.count, by: Self.maxBatch) {
+                    orders += try await client.orders(ids: Array(ids[start..<min(ids.count, start + Self.maxBatch)]))
+                }
+                return orders
             } catch let error as GooglePlayAPIError where error.code == .notFound && !mayBeMissing.isEmpty {
                 logger.debug("an order of the batch is unknown; asking one by one", ["orders": .int(ids.count)])
             }
@@ -98,6 +102,9 @@ struct GoogleRefetch {
         }
         return orders
     }
+
+    /// Google's most ids in one `orders.batchGet`.
+    static let maxBatch = 1000
 
     /// Most renewal orders looked back for at once; older gaps are filled by later fetches.
     static let maxEarlierOrders = 100
