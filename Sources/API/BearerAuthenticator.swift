@@ -56,9 +56,6 @@ final class BearerAuthenticator: Sendable {
     static func bearerToken(_ header: String) -> String? {
         let parts = header.trimmingHTTPWhitespace.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingHTTPWhitespace
-        guard (1...maxTokenLength).contains(token.utf8.count),
-              token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return nil }
-        return token
+        return VisibleASCII.bounded(parts[1], maxLength: maxTokenLength)
     }
 }

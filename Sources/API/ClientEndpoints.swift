@@ -32,11 +32,9 @@ enum ClientEndpoints {
         case .inSession(_, let entitlements):
             return answer(store: reported.store, sandbox: true, subscriptionID: nil, entitlements: entitlements.map(\.json))
         case .mirrored(let registration):
-            let (subscriptions, entitlements) = try await pool.run { db in
-                try db.query(CustomerSummary.subscriptions(of: app.customerID, purchaseID: registration.outcome.purchaseID),
-                             Entitlement.holding(app.customerID))
-            }
-            return answer(store: reported.store, sandbox: false, subscriptionID: subscriptions.first?.id,
+            let (subscription, entitlements) = try await PurchaseEndpoints.mirrored(registration, customerID: app.customerID,
+                                                                                   pool: pool)
+            return answer(store: reported.store, sandbox: false, subscriptionID: subscription?.id,
                           entitlements: entitlements.map(\.json))
         }
     }

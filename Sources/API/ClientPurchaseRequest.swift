@@ -45,10 +45,6 @@ public struct AppCredentialHeaders: Sendable, Equatable {
             let value = header.trimmingHTTPWhitespace
             return value.utf8.count == 36 ? UUID(uuidString: value)?.uuidString.lowercased() : nil
         }
-        secret = request.header(Self.secretHeader).flatMap { header in
-            let value = header.trimmingHTTPWhitespace
-            return (1...Self.maxSecretLength).contains(value.utf8.count) && value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
-                ? value : nil
-        }
+        secret = request.header(Self.secretHeader).flatMap { VisibleASCII.bounded($0, maxLength: Self.maxSecretLength) }
     }
 }

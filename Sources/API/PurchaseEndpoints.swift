@@ -29,11 +29,7 @@ enum PurchaseEndpoints {
         } catch let error as RegistrationError {
             throw refusal(error, connectionGiven: connectionID != nil)
         }
-        let (subscriptions, entitlements) = try await pool.run { db in
-            try db.query(CustomerSummary.subscriptions(of: customerID, purchaseID: registration.outcome.purchaseID),
-                         Entitlement.holding(customerID))
-        }
-        let subscription = subscriptions.first
+        let (subscription, entitlements) = try await mirrored(registration, customerID: customerID, pool: pool)
         return APIAnswer(status: 200, body: .object([
             ("customer_id", .string(customerID)), ("store", .string(store ?? "")),
             ("connection_id", .int(Int(registration.connection.id))), ("sandbox", .bool(false)), ("linked", .bool(true)),
@@ -42,6 +38,17 @@ enum PurchaseEndpoints {
             ("subscription", subscription?.json ?? .null),
             ("entitlements", .array(entitlements.map(\.json))),
         ]))
+    }
+
+    /// What a registration left the customer with, read in one round trip: the purchase's customer subscription
+    /// and every entitlement the customer now holds.
+    static func mirrored(_ registration: Registration, customerID: String,
+                         pool: PostgresPool) async throws -> (CustomerSummary.Subscription?, [Entitlement]) {
+        let (subscriptions, entitlements) = try await pool.run { db in
+            try db.query(CustomerSummary.subscriptions(of: customerID, purchaseID: registration.outcome.purchaseID),
+                         Entitlement.holding(customerID))
+        }
+        return (subscriptions.first, entitlements)
     }
 
     /// The body's `store` and the purchase it names by that store's identifier, each failure noted.
@@ -59,7 +66,7 @@ enum PurchaseEndpoints {
             if validation.body.values["purchase_token"] == nil {
                 validation.fail("purchase_token", "purchase_token is required for Google Play")
             } else if let token = validation.string("purchase_token", required: true, maxLength: 2048,
-                                                    allowed: { $0 > 0x20 && $0 < 0x7f }, describe: "printable ASCII") {
+                                                    allowed: VisibleASCII.contains, describe: "printable ASCII") {
                 return (store, .googlePurchaseToken(token))
             }
         default: break

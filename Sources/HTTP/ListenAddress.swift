@@ -73,7 +73,6 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// A numeric IPv6 address, as the kernel reads one (no zone index: `%eth0` is not part of it).
     private static func isIPv6Address(_ text: Substring) -> Bool {
-        var address = in6_addr()
-        return inet_pton(AF_INET6, String(text), &address) == 1
+        IPAddressRange.bytes(of: String(text)).map { !$0.1 } ?? false
     }
 }

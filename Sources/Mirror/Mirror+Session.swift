@@ -23,9 +23,7 @@ extension Mirror {
     /// Throws `MirrorError(.productNotMapped)` and `.ownershipConflict` as `apply` would.
     public static func sessionEntitlements(_ snapshot: StoreSnapshot, connection: StoreConnection, claimant: String,
                                            on db: isolated PostgresConnection) throws -> [SessionEntitlement] {
-        guard snapshot.store == connection.store else {
-            throw MirrorError(.storeMismatch, "a \(snapshot.store) snapshot cannot apply to \(connection.store) connection \(connection.id)")
-        }
+        try requireSameStore(snapshot, connection)
         let read = KnownState.statement(snapshot: snapshot, connectionID: connection.id, accountID: connection.accountID)
         let known = try KnownState(snapshot: snapshot, row: db.query([read])[0][0])
         _ = try MirrorPlan(snapshot, known: known, connectionID: connection.id,

@@ -51,9 +51,7 @@ public enum Mirror {
     ///   unless it is another customer's, which throws `MirrorError(.ownershipConflict)` before any write.
     public static func apply(_ snapshot: StoreSnapshot, connection: StoreConnection, claimant: String? = nil,
                              on db: isolated PostgresConnection) throws -> Outcome {
-        guard snapshot.store == connection.store else {
-            throw MirrorError(.storeMismatch, "a \(snapshot.store) snapshot cannot apply to \(connection.store) connection \(connection.id)")
-        }
+        try requireSameStore(snapshot, connection)
         guard snapshot.environment == connection.environment else {
             throw MirrorError(.environmentMismatch, "a \(snapshot.environment.rawValue) purchase cannot be mirrored on "
                 + "\(connection.environment.rawValue) connection \(connection.id)")
@@ -65,6 +63,12 @@ public enum Mirror {
         let plan = try MirrorPlan(snapshot, known: known, connectionID: connection.id,
                                   requireIssuedTokens: connection.requireIssuedTokens, claimant: claimant)
         return try execute(plan, of: snapshot, connectionID: connection.id, accountID: connection.accountID, on: db)
+    }
+
+    static func requireSameStore(_ snapshot: StoreSnapshot, _ connection: StoreConnection) throws {
+        guard snapshot.store == connection.store else {
+            throw MirrorError(.storeMismatch, "a \(snapshot.store) snapshot cannot apply to \(connection.store) connection \(connection.id)")
+        }
     }
 
     /// Writes `plan`. Only what the database finds at write time — which charges, refunds and replaced tokens

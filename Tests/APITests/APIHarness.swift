@@ -313,6 +313,22 @@ struct APIHarness {
         }
     }
 
+    /// A purchase of the mapped `pro.monthly` on the App Store simulator (its Sandbox with `sandbox`), sending
+    /// no notification: whatever the mirror then holds came through the API.
+    func buyOnAppStore(appAccountToken: UUID? = nil, sandbox: Bool = false) async throws -> ScenarioResult {
+        let store = sandbox ? try #require(appleSandbox, "the harness has no Sandbox simulator") : apple
+        return try await store.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
+                                         appAccountToken: appAccountToken, silent: true)
+    }
+
+    /// A purchase of the mapped `pro.monthly` base plan `monthly` on the Play simulator (a licence tester's with
+    /// `testPurchase`), sending no notification.
+    func buyOnPlay(obfuscatedAccountId: String? = nil, testPurchase: Bool = false) async throws -> PlayScenarioResult {
+        try await #require(play, "the harness has no Play simulator").purchase(
+            productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
+            obfuscatedAccountId: obfuscatedAccountId, testPurchase: testPurchase, silent: true)
+    }
+
     /// The App Store simulator answers the next requests (a registration's retries included) with 500, or with
     /// 429 and a `Retry-After` of 7 s.
     func makeAppleUnavailable(rateLimited: Bool) throws {

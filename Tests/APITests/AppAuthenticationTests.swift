@@ -127,22 +127,6 @@ import Testing
         }
     }
 
-    /// Each token has a budget of its own: one app spending its own does not limit another customer's.
-    @Test func eachTokenHasItsOwnBudget() async throws {
-        var options = APIHarness.Options()
-        options.appTokenRateLimit = 2
-        try await APIHarness.with(options) { api in
-            let busy = try await api.customerWithPair()
-            let quiet = try await api.customerWithPair()
-            var statuses: [Int] = []
-            for _ in 0..<3 { statuses.append(try await api.sendAsApp("GET", Self.path, pair: busy).status) }
-            #expect(statuses == [200, 200, 429])
-            let other = try await api.sendAsApp("GET", Self.path, pair: quiet)
-            #expect(other.status == 200)
-            #expect(other.header("x-ratelimit-remaining") == "1")
-        }
-    }
-
     /// The app endpoints take no bearer token: a backend's token is not an app's pair.
     @Test func aBackendTokenDoesNotAuthenticateAnApp() async throws {
         try await APIHarness.with { api in

@@ -10,8 +10,7 @@ import Testing
         try await APIHarness.with { api in
             let pair = try await api.customerWithPair()
             let other = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: pair.token), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: pair.token))
             let report = try await api.sendAsApp("POST", ClientPurchaseTests.path,
                                                  json: ClientPurchaseTests.apple(bought.transactionId), pair: pair)
             #expect(report.status == 200, "\(report.text)")

@@ -22,8 +22,7 @@ import Testing
     @Test func aProductionPurchaseIsMirroredAndLinkedToTheTokensCustomer() async throws {
         try await APIHarness.with { api in
             let pair = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: pair.token), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: pair.token))
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId), pair: pair)
             #expect(answer.status == 200, "\(answer.text)")
             let json = try answer.json
@@ -46,7 +45,7 @@ import Testing
     @Test func reportingAgainBooksNothingTwice() async throws {
         try await APIHarness.with { api in
             let pair = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             let first = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId), pair: pair)
             let traces = try await api.traces()
             let second = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId), pair: pair)
@@ -62,9 +61,7 @@ import Testing
         options.appleSandbox = true
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
-            let sandbox = try #require(api.appleSandbox)
-            let bought = try await sandbox.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                     appAccountToken: UUID(uuidString: pair.token), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: pair.token), sandbox: true)
             let before = try await api.traces()
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId), pair: pair)
             #expect(answer.status == 200, "\(answer.text)")
@@ -94,7 +91,7 @@ import Testing
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
             let sandbox = try #require(api.appleSandbox)
-            let bought = try await sandbox.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore(sandbox: true)
             try await sandbox.cancel(bought.originalTransactionId, silent: true)
             try await sandbox.expire(bought.originalTransactionId, reason: .voluntary, silent: true)
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId), pair: pair)
@@ -111,9 +108,7 @@ import Testing
         try await APIHarness.with(options) { api in
             let owner = try await api.customerWithPair()
             let other = try await api.customerWithPair()
-            let bought = try await #require(api.appleSandbox).subscribe(
-                productId: "pro.monthly", price: 9_990, currency: "USD", appAccountToken: UUID(uuidString: owner.token),
-                silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: owner.token), sandbox: true)
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId), pair: other)
             #expect(answer.status == 409)
             #expect(answer.text == Self.cannotLink)
@@ -126,9 +121,7 @@ import Testing
         options.google = true
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
-            let bought = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", obfuscatedAccountId: pair.token,
-                                                                testPurchase: true, silent: true)
+            let bought = try await api.buyOnPlay(obfuscatedAccountId: pair.token, testPurchase: true)
             let before = try await api.traces()
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.google(try #require(bought.purchaseToken)),
                                                  pair: pair)
@@ -145,8 +138,7 @@ import Testing
         options.google = true
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
-            let bought = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", obfuscatedAccountId: pair.token, silent: true)
+            let bought = try await api.buyOnPlay(obfuscatedAccountId: pair.token)
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.google(try #require(bought.purchaseToken)),
                                                  pair: pair)
             #expect(answer.status == 200, "\(answer.text)")
@@ -163,10 +155,9 @@ import Testing
         options.appleSandbox = true
         try await APIHarness.with(options) { api in
             let owner = try await api.customerWithPair()
-            let linked = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let linked = try await api.buyOnAppStore()
             #expect(try await api.sendAsApp("POST", Self.path, json: Self.apple(linked.transactionId), pair: owner).status == 200)
-            let tagged = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: owner.token), silent: true)
+            let tagged = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: owner.token))
             for (name, transactionID) in [("linked to another customer", linked.transactionId),
                                           ("tagged for another customer", tagged.transactionId),
                                           ("unknown to every store", "2000000999999")] {
@@ -179,8 +170,7 @@ import Testing
         options.environment = .sandbox
         options.google = true
         try await APIHarness.with(options) { api in
-            let bought = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", silent: true)
+            let bought = try await api.buyOnPlay()
             answers.append(("a production purchase on a Sandbox connection",
                             try await api.sendAsApp("POST", Self.path, json: Self.google(try #require(bought.purchaseToken)),
                                                     pair: try await api.customerWithPair())))
@@ -198,7 +188,7 @@ import Testing
     @Test(arguments: [false, true])
     func theStoreFailingOrLimitingIsServiceUnavailableWithRetryAfter(rateLimited: Bool) async throws {
         try await APIHarness.with { api in
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             try api.makeAppleUnavailable(rateLimited: rateLimited)
             let answer = try await api.sendAsApp("POST", Self.path, json: Self.apple(bought.transactionId),
                                                  pair: try await api.customerWithPair())

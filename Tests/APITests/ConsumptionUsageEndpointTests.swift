@@ -19,8 +19,7 @@ import Testing
     /// the customer's invoice.
     static func customerWithApplePurchase(_ api: APIHarness, bearer: String) async throws -> (customer: String, transactionID: String) {
         let customer = try await api.customerWithToken()
-        let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                   appAccountToken: customer.token, silent: true)
+        let bought = try await api.buyOnAppStore(appAccountToken: customer.token)
         let registered = try await api.send("POST", "/api/v1/mobile-stores/purchases", json: """
             {"customer_id":"\(customer.id)","store":"apple","transaction_id":"\(bought.transactionId)"}
             """, bearer: bearer)

@@ -80,8 +80,7 @@ import Testing
             let bearer = try await api.accessToken()
             let customer = try await api.customerWithToken()
 
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: customer.token, silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: customer.token)
             let apple = try await api.send("POST", "/api/v1/mobile-stores/purchases", json: """
                 {"customer_id":"\(customer.id)","store":"apple","transaction_id":"\(bought.transactionId)"}
                 """, bearer: bearer)
@@ -93,9 +92,7 @@ import Testing
             #expect(appleOnly[0]["source"] as? String == "apple")
             #expect(appleOnly[0]["expires_at"] as? String != nil, "a store grant ends at the store's expiry: \(afterApple.text)")
 
-            let play = try #require(api.play)
-            let played = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                                 obfuscatedAccountId: customer.token.uuidString, silent: true)
+            let played = try await api.buyOnPlay(obfuscatedAccountId: customer.token.uuidString)
             let google = try await api.send("POST", "/api/v1/mobile-stores/purchases", json: """
                 {"customer_id":"\(customer.id)","store":"google_play","purchase_token":"\(try #require(played.purchaseToken))"}
                 """, bearer: bearer)

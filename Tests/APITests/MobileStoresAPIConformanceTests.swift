@@ -107,7 +107,7 @@ import Testing
             let pair = try await api.customerWithPair()
             let customer = try await api.addCustomer()
             let narrow = try await Self.tokenOfAClient(api, scopes: ["read-reports"])
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             var answers: [(String, APIHarness.Answer)] = [
                 ("token 200", try await api.requestToken([("grant_type", "client_credentials"), ("client_id", api.clientID),
                                                           ("client_secret", api.clientSecret)])),
@@ -148,7 +148,7 @@ import Testing
                 api, "POST", Self.accountTokens, headers: [("Content-Type", "text/plain"), ("Authorization", "Bearer \(bearer)")],
                 body: Data(#"{"customer_id":"\#(customer)"}"#.utf8))))
             let app = try await api.customerWithPair()
-            let report = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let report = try await api.buyOnAppStore()
             answers.append(("app purchases 200", try await api.sendAsApp("POST", Self.clientPurchases,
                                                                         json: Self.reportApple(report.transactionId), pair: app)))
             let statuses = answers.map(\.1.status)
@@ -286,7 +286,7 @@ import Testing
         try await APIHarness.with { api in
             let pair = try await api.customerWithPair()
             let other = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             let naming = try await api.sendAsApp("POST", Self.clientPurchases, json: """
                 {"store":"apple","transaction_id":"\(bought.transactionId)","customer_id":"\(other.customerID)"}
                 """, pair: pair)
@@ -319,8 +319,7 @@ import Testing
             let text = try #require(try issued.json["account_token"] as? String, "\(issued.text)")
             let token = try #require(UUID(uuidString: text))
             #expect(token.uuidString.lowercased() != customer, "the token is no customer id")
-            let ios = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                    appAccountToken: token, silent: true)
+            let ios = try await api.buyOnAppStore(appAccountToken: token)
             #expect(try await api.mirrorAsANotificationWould(ios.originalTransactionId) == customer,
                     "a notification of a purchase tagged with appAccountToken links to the token's customer")
             let android = try await #require(api.play).purchase(
@@ -420,11 +419,9 @@ import Testing
             let owner = try await api.customerWithPair()
             let revoke = try await api.send("DELETE", Self.accountTokens + "/" + owner.token, bearer: bearer)
             #expect(revoke.status == 200, "\(revoke.text)")
-            let notified = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                         appAccountToken: UUID(uuidString: owner.token), silent: true)
+            let notified = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: owner.token))
             #expect(try await api.mirrorAsANotificationWould(notified.originalTransactionId) == owner.customerID)
-            let unmirrored = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                           appAccountToken: UUID(uuidString: owner.token), silent: true)
+            let unmirrored = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: owner.token))
             let thief = try await api.customerWithPair()
             for transactionID in [notified.transactionId, unmirrored.transactionId] {
                 let backend = try await api.send("POST", Self.purchases,
@@ -448,8 +445,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let pair = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: pair.token), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: pair.token))
             #expect(try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(bought.transactionId),
                                              pair: pair).status == 200)
             #expect(try await api.send("DELETE", Self.accountTokens + "/" + pair.token, bearer: bearer).status == 200)
@@ -467,8 +463,7 @@ import Testing
     @Test func withRequireIssuedTokensOnARawCustomerIDLinksNothing() async throws {
         try await APIHarness.with { api in
             let customer = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: customer), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: customer))
             #expect(try await api.mirrorAsANotificationWould(bought.originalTransactionId) == nil,
                     "a raw customer id links nothing while the setting is on")
             let other = try await api.addCustomer()
@@ -484,8 +479,7 @@ import Testing
         options.requireIssuedTokens = false
         try await APIHarness.with(options) { api in
             let customer = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: customer), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: customer))
             #expect(try await api.mirrorAsANotificationWould(bought.originalTransactionId) == customer)
             let other = try await api.addCustomer()
             let claimed = try await api.send("POST", Self.purchases, json: Self.registerApple(other, bought.transactionId),
@@ -529,7 +523,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let owner = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             #expect(try await api.send("POST", Self.purchases, json: Self.registerApple(owner, bought.transactionId),
                                        bearer: bearer).status == 200)
             let withErrors = [
@@ -588,11 +582,10 @@ import Testing
     @Test func theAppEndpointAnswersTheSame409ForEveryOwnershipRefusalAndUnknownPurchase() async throws {
         try await APIHarness.with { api in
             let owner = try await api.customerWithPair()
-            let linked = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let linked = try await api.buyOnAppStore()
             #expect(try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(linked.transactionId),
                                              pair: owner).status == 200)
-            let tagged = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: owner.token), silent: true)
+            let tagged = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: owner.token))
             let other = try await api.customerWithPair()
             var bodies: Set<String> = []
             for (name, transactionID) in [("linked to another customer", linked.transactionId),
@@ -615,7 +608,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let pair = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             #expect(try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(bought.transactionId),
                                              pair: pair).status == 200)
             try await api.apple.renew(bought.originalTransactionId, silent: true)
@@ -675,7 +668,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let customer = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             #expect(try await api.send("POST", Self.purchases, json: Self.registerApple(customer, bought.transactionId),
                                        bearer: bearer).status == 200)
             let path = Self.usagePath(customer, bought.transactionId)
@@ -700,7 +693,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let customer = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             try api.apple.failNextRequests(4)
             let down = try await api.send("POST", Self.purchases, json: Self.registerApple(customer, bought.transactionId),
                                           bearer: bearer)
@@ -847,10 +840,8 @@ import Testing
             let bearer = try await api.accessToken()
             let pair = try await api.customerWithPair()
             let before = try await api.traces()
-            let testFlight = try await #require(api.appleSandbox).subscribe(productId: "pro.monthly", price: 9_990,
-                                                                            currency: "USD", silent: true)
-            let tester = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", testPurchase: true, silent: true)
+            let testFlight = try await api.buyOnAppStore(sandbox: true)
+            let tester = try await api.buyOnPlay(testPurchase: true)
             let testToken = try #require(tester.purchaseToken)
             for (body, report) in [(Self.registerApple(pair.customerID, testFlight.transactionId),
                                     Self.reportApple(testFlight.transactionId)),
@@ -862,7 +853,7 @@ import Testing
                 #expect(try reported.json["sandbox"] as? Bool == true, "\(reported.text)")
             }
             #expect(try await api.traces() == before, "no sandbox purchase became a row, let alone revenue")
-            let production = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let production = try await api.buyOnAppStore()
             let mirrored = try await api.send("POST", Self.purchases,
                                               json: Self.registerApple(pair.customerID, production.transactionId), bearer: bearer)
             #expect(mirrored.status == 200, "\(mirrored.text)")
@@ -880,12 +871,8 @@ import Testing
         options.google = true
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
-            let apple = try await #require(api.appleSandbox).subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                                       appAccountToken: UUID(uuidString: pair.token),
-                                                                       silent: true)
-            let google = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", obfuscatedAccountId: pair.token,
-                                                                testPurchase: true, silent: true)
+            let apple = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: pair.token), sandbox: true)
+            let google = try await api.buyOnPlay(obfuscatedAccountId: pair.token, testPurchase: true)
             for (store, body) in [("apple", Self.reportApple(apple.transactionId)),
                                   ("google", Self.reportGoogle(try #require(google.purchaseToken)))] {
                 let answer = try await api.sendAsApp("POST", Self.clientPurchases, json: body, pair: pair)
@@ -908,7 +895,7 @@ import Testing
         options.appleSandbox = true
         try await APIHarness.with(options) { api in
             let sandbox = try #require(api.appleSandbox)
-            let bought = try await sandbox.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore(sandbox: true)
             try await sandbox.cancel(bought.originalTransactionId, silent: true)
             try await sandbox.expire(bought.originalTransactionId, reason: .voluntary, silent: true)
             let answer = try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(bought.transactionId),
@@ -926,9 +913,7 @@ import Testing
         options.appleSandbox = true
         try await APIHarness.with(options) { api in
             let owner = try await api.customerWithPair()
-            let bought = try await #require(api.appleSandbox).subscribe(
-                productId: "pro.monthly", price: 9_990, currency: "USD", appAccountToken: UUID(uuidString: owner.token),
-                silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: owner.token), sandbox: true)
             let answer = try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(bought.transactionId),
                                                  pair: try await api.customerWithPair())
             #expect(answer.status == 409)
@@ -947,10 +932,8 @@ import Testing
         options.google = true
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
-            let apple = try await #require(api.appleSandbox).subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                                       silent: true)
-            let google = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", testPurchase: true, silent: true)
+            let apple = try await api.buyOnAppStore(sandbox: true)
+            let google = try await api.buyOnPlay(testPurchase: true)
             let before = try await api.traces()
             for body in [Self.reportApple(apple.transactionId), Self.reportGoogle(try #require(google.purchaseToken))] {
                 let answer = try await api.sendAsApp("POST", Self.clientPurchases, json: body, pair: pair)
@@ -976,10 +959,8 @@ import Testing
         try await APIHarness.with(options) { api in
             let bearer = try await api.accessToken()
             let customer = try await api.addCustomer()
-            let apple = try await #require(api.appleSandbox).subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                                       silent: true)
-            let google = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", testPurchase: true, silent: true)
+            let apple = try await api.buyOnAppStore(sandbox: true)
+            let google = try await api.buyOnPlay(testPurchase: true)
             for body in [Self.registerApple(customer, apple.transactionId),
                          Self.registerGoogle(customer, try #require(google.purchaseToken))] {
                 let answer = try await api.send("POST", Self.purchases, json: body, bearer: bearer)
@@ -999,13 +980,10 @@ import Testing
         try await APIHarness.with(options) { api in
             let bearer = try await api.accessToken()
             let pair = try await api.customerWithPair()
-            let backendApple = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            let appApple = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            let play = try #require(api.play)
-            let backendGoogle = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                        currency: "USD", testPurchase: true, silent: true)
-            let appGoogle = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                    currency: "USD", testPurchase: true, silent: true)
+            let backendApple = try await api.buyOnAppStore()
+            let appApple = try await api.buyOnAppStore()
+            let backendGoogle = try await api.buyOnPlay(testPurchase: true)
+            let appGoogle = try await api.buyOnPlay(testPurchase: true)
             let answers = [
                 try await api.send("POST", Self.purchases, json: Self.registerApple(pair.customerID, backendApple.transactionId),
                                    bearer: bearer),
@@ -1035,8 +1013,7 @@ import Testing
         options.google = true
         try await APIHarness.with(options) { api in
             let pair = try await api.customerWithPair()
-            let bought = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", silent: true)
+            let bought = try await api.buyOnPlay()
             let token = try #require(bought.purchaseToken)
             let backend = try await api.send("POST", Self.purchases, json: Self.registerGoogle(pair.customerID, token),
                                              bearer: try await api.accessToken())
@@ -1062,7 +1039,7 @@ import Testing
     @Test func theBackendRegisterLinksAnUntaggedPurchaseAndRestoresIt() async throws {
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
-            let untagged = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let untagged = try await api.buyOnAppStore()
             #expect(try await api.mirrorAsANotificationWould(untagged.originalTransactionId) == nil,
                     "an untagged purchase is nobody's yet")
             let customer = try await api.addCustomer()
@@ -1089,9 +1066,8 @@ import Testing
         options.google = true
         try await APIHarness.with(options) { api in
             let bearer = try await api.accessToken()
-            let apple = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            let google = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", silent: true)
+            let apple = try await api.buyOnAppStore()
+            let google = try await api.buyOnPlay()
             for body in [{ (c: String) in Self.registerApple(c, apple.transactionId) },
                          { (c: String) in Self.registerGoogle(c, google.purchaseToken ?? "") }] {
                 let customer = try await api.addCustomer()
@@ -1113,7 +1089,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let customer = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             #expect(try await api.send("POST", Self.purchases, json: Self.registerApple(customer, bought.transactionId),
                                        bearer: bearer).status == 200)
             try await api.apple.failToRenew(bought.originalTransactionId, grace: true, silent: true)
@@ -1150,14 +1126,12 @@ import Testing
                 #expect(again.status == 200, "\(again.text)")
                 return (customer, (try again.json["subscription"] as? [String: Any])?["store_state"] as? String)
             }
-            let held = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                               silent: true)
+            let held = try await api.buyOnPlay()
             let heldToken = try #require(held.purchaseToken)
-            let paused = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                                 silent: true)
+            let paused = try await api.buyOnPlay()
             let pausedToken = try #require(paused.purchaseToken)
-            let expired = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            let revoked = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let expired = try await api.buyOnAppStore()
+            let revoked = try await api.buyOnAppStore()
             let cases = [
                 ("on_hold", try await registered({ Self.registerGoogle($0, heldToken) }) {
                     try await play.enterAccountHold(heldToken, silent: true)
@@ -1222,9 +1196,8 @@ import Testing
         try await APIHarness.with(options) { api in
             let bearer = try await api.accessToken()
             let customer = try await api.addCustomer()
-            let apple = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
-            let google = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", silent: true)
+            let apple = try await api.buyOnAppStore()
+            let google = try await api.buyOnPlay()
             for body in [Self.registerApple(customer, apple.transactionId),
                          Self.registerGoogle(customer, try #require(google.purchaseToken))] {
                 #expect(try await api.send("POST", Self.purchases, json: body, bearer: bearer).status == 200)
@@ -1259,7 +1232,7 @@ import Testing
         try await APIHarness.with { api in
             let bearer = try await api.accessToken()
             let store = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             #expect(try await api.send("POST", Self.purchases, json: Self.registerApple(store, bought.transactionId),
                                        bearer: bearer).status == 200)
             let read = try await api.send("GET", Self.entitlementsPath(store), bearer: bearer)
@@ -1282,8 +1255,7 @@ import Testing
     @Test func theClientEntitlementsAreTheSameDataAsTheBackendRead() async throws {
         try await APIHarness.with { api in
             let pair = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: UUID(uuidString: pair.token), silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: UUID(uuidString: pair.token))
             #expect(try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(bought.transactionId),
                                              pair: pair).status == 200)
             _ = try await api.addWebSubscription(customer: pair.customerID, status: "active")
@@ -1302,7 +1274,7 @@ import Testing
     @Test func theClientPurchasesEndpointAnswers200OnlyOnceTheMirrorCommitted() async throws {
         try await APIHarness.with { api in
             let pair = try await api.customerWithPair()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             try api.apple.failNextRequests(4)
             let failed = try await api.sendAsApp("POST", Self.clientPurchases, json: Self.reportApple(bought.transactionId),
                                                  pair: pair)

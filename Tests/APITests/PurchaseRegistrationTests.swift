@@ -16,8 +16,7 @@ import Testing
         try await APIHarness.with { api in
             let token = try await api.accessToken()
             let customer = try await api.customerWithToken()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: customer.token, silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: customer.token)
             let answer = try await api.send("POST", Self.path, json: Self.apple(customer.id, bought.transactionId),
                                             bearer: token)
             #expect(answer.status == 200, "\(answer.text)")
@@ -44,7 +43,7 @@ import Testing
         try await APIHarness.with { api in
             let token = try await api.accessToken()
             let customer = try await api.addCustomer()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             let first = try await api.send("POST", Self.path, json: Self.apple(customer, bought.transactionId), bearer: token)
             try await api.apple.renew(bought.originalTransactionId, silent: true)
             let second = try await api.send("POST", Self.path, json: Self.apple(customer, bought.transactionId), bearer: token)
@@ -58,7 +57,7 @@ import Testing
 
     @Test func claimsAPendingPurchaseWithItsInvoices() async throws {
         try await APIHarness.with { api in
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             #expect(try await api.mirrorAsANotificationWould(bought.originalTransactionId) == nil, "a pending claim")
             #expect(try await api.scalar("SELECT count(*) FROM invoices WHERE customer_id IS NULL", as: Int.self) == 1)
             let customer = try await api.addCustomer()
@@ -75,8 +74,7 @@ import Testing
         try await APIHarness.with { api in
             let token = try await api.accessToken()
             let owner = try await api.customerWithToken()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: owner.token, silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: owner.token)
             #expect(try await api.send("POST", Self.path, json: Self.apple(owner.id, bought.transactionId), bearer: token)
                 .status == 200)
             let before = try await api.scalar("SELECT updated_at::text FROM store_purchases", as: String.self)
@@ -95,8 +93,7 @@ import Testing
         try await APIHarness.with { api in
             let owner = try await api.customerWithToken()
             _ = try await api.database.pool.transaction { db in try AccountTokens.revoke(token: owner.token.uuidString, on: db) }
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD",
-                                                       appAccountToken: owner.token, silent: true)
+            let bought = try await api.buyOnAppStore(appAccountToken: owner.token)
             let other = try await api.addCustomer()
             let answer = try await api.send("POST", Self.path, json: Self.apple(other, bought.transactionId),
                                             bearer: try await api.accessToken())
@@ -109,8 +106,7 @@ import Testing
         var options = APIHarness.Options()
         options.appleSandbox = true
         try await APIHarness.with(options) { api in
-            let sandbox = try #require(api.appleSandbox)
-            let bought = try await sandbox.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore(sandbox: true)
             let answer = try await api.send("POST", Self.path, json: Self.apple(try await api.addCustomer(), bought.transactionId),
                                             bearer: try await api.accessToken())
             #expect(answer.status == 422, "\(answer.text)")
@@ -133,7 +129,7 @@ import Testing
     @Test(arguments: [false, true])
     func theStoreFailingOrLimitingIsServiceUnavailableWithRetryAfter(rateLimited: Bool) async throws {
         try await APIHarness.with { api in
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             try api.makeAppleUnavailable(rateLimited: rateLimited)
             let answer = try await api.send("POST", Self.path, json: Self.apple(try await api.addCustomer(), bought.transactionId),
                                             bearer: try await api.accessToken())
@@ -147,7 +143,7 @@ import Testing
     @Test func ofTwoCustomersRegisteringOnePurchaseAtOnceExactlyOneWins() async throws {
         try await APIHarness.with { api in
             let token = try await api.accessToken()
-            let bought = try await api.apple.subscribe(productId: "pro.monthly", price: 9_990, currency: "USD", silent: true)
+            let bought = try await api.buyOnAppStore()
             let customers = [try await api.addCustomer(), try await api.addCustomer()]
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for customer in customers {
@@ -167,10 +163,8 @@ import Testing
         var options = APIHarness.Options()
         options.google = true
         try await APIHarness.with(options) { api in
-            let play = try #require(api.play)
             let customer = try await api.customerWithToken()
-            let bought = try await play.purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999, currency: "USD",
-                                                 obfuscatedAccountId: customer.token.uuidString, silent: true)
+            let bought = try await api.buyOnPlay(obfuscatedAccountId: customer.token.uuidString)
             let purchaseToken = try #require(bought.purchaseToken)
             let answer = try await api.send("POST", Self.path, json: """
                 {"customer_id":"\(customer.id)","store":"google_play","purchase_token":"\(purchaseToken)"}
@@ -187,8 +181,7 @@ import Testing
         var options = APIHarness.Options()
         options.google = true
         try await APIHarness.with(options) { api in
-            let bought = try await #require(api.play).purchase(productId: "pro.monthly", basePlanId: "monthly", price: 999,
-                                                                currency: "USD", testPurchase: true, silent: true)
+            let bought = try await api.buyOnPlay(testPurchase: true)
             let answer = try await api.send("POST", Self.path, json: """
                 {"customer_id":"\(try await api.addCustomer())","store":"google_play","purchase_token":"\(try #require(bought.purchaseToken))"}
                 """, bearer: try await api.accessToken())
