@@ -76,21 +76,19 @@ struct GoogleRefetch {
         }
     }
 
-    /// The orders `ids`, in one `orders.batchGet` when there are several. Google fails a batch that names an
-    /// unknown order, and any but the line items' latest (`mayBeMissing`) can be unknown — a guessed renewal
-    /// number that was never charged (a recovered or paused period) — so only then are they asked one by one,
-    /// the unknown ones skipped.
+    /// The orders `ids`. Those a line item or a voided purchase names exist, and go to the app's batcher, which
+    /// merges them with what other jobs read at the same time. The rest (`mayBeMissing`) are guessed renewal
+    /// numbers, which Google may never have charged (a recovered or paused period) and which would fail a shared
+    /// batch: they are asked with this job's own `orders.batchGet`, then one by one when it names an unknown
+    /// order, the unknown ones skipped.
     private func orders(_ ids: [String], mayBeMissing: Set<String>) async throws -> [GooglePlayOrder] {
-        if ids.count > 1 {
-            do {
-                var orders: [GooglePlayOrder] = []
-                for start in stride(from: 0, to: ids.count, by: Self.maxBatch) {
-                    orders += try await client.orders(ids: Array(ids[start..<min(ids.count, start + Self.maxBatch)]))
-                }
-                return orders
-            } catch let error as GooglePlayAPIError where error.code == .notFound && !mayBeMissing.isEmpty {
-                logger.debug("an order of the batch is unknown; asking one by one", ["orders": .int(ids.count)])
-            }
+        guard !mayBeMissing.isEmpty else { return try await batched(ids) }
+        do {
+            var orders: [GooglePlayOrder] = []
+            for chunk in Self.chunks(ids) { orders += try await client.orders(ids: chunk) }
+            return orders
+        } catch let error as GooglePlayAPIError where error.code == .notFound {
+            logger.debug("an order of the batch is unknown; asking one by one", ["orders": .int(ids.count)])
         }
         var orders: [GooglePlayOrder] = []
         for id in ids {
@@ -103,8 +101,28 @@ struct GoogleRefetch {
         return orders
     }
 
-    /// Google's most ids in one `orders.batchGet`.
-    static let maxBatch = 1000
+    /// Orders that exist, read through the app's batcher; an unknown one fails the read with Google's answer.
+    private func batched(_ ids: [String]) async throws -> [GooglePlayOrder] {
+        var orders: [GooglePlayOrder] = []
+        for chunk in Self.chunks(ids) {
+            let reads = try await tools.orders.orders(chunk)
+            for id in chunk {
+                switch reads[id] {
+                case .found(let order): orders.append(order)
+                case .unknown(let error): throw error
+                case nil: throw GooglePlayAPIError(.invalidResponse, "the order read answered nothing for \(id)")
+                }
+            }
+        }
+        return orders
+    }
+
+    /// `ids` in requests Google takes.
+    private static func chunks(_ ids: [String]) -> [[String]] {
+        stride(from: 0, to: ids.count, by: GooglePlayOrderBatcher.maxBatch).map { start in
+            Array(ids[start..<min(ids.count, start + GooglePlayOrderBatcher.maxBatch)])
+        }
+    }
 
     /// Most renewal orders looked back for at once; older gaps are filled by later fetches.
     static let maxEarlierOrders = 100

@@ -14,6 +14,8 @@ final class GoogleStoreClients: Sendable {
     final class Tools: Sendable {
         let connection: StoreConnection
         let client: GooglePlayAPIClient
+        /// The client's order reads of all jobs at once, merged into `orders.batchGet` requests.
+        let orders: GooglePlayOrderBatcher
         let pushVerifier: PushTokenVerifier
         private let metrics: SyncMetrics?
 
@@ -21,6 +23,7 @@ final class GoogleStoreClients: Sendable {
              metrics: SyncMetrics?) {
             self.connection = connection
             self.client = client
+            orders = GooglePlayOrderBatcher(client: client)
             self.pushVerifier = pushVerifier
             self.metrics = metrics
         }
