@@ -79,14 +79,19 @@ public final class GooglePlayAPIClient: Sendable {
 
     /// `orders.batchGet`: several charges in one request of the Orders quota bucket, each as `order(id:)` answers
     /// it, in the order asked (matched by id). Google fails the whole request when any id is unknown (`.notFound`), so ids known
-    /// to exist go here and guesses go to `order(id:)`. 1…1000 distinct ids. Throws `GooglePlayAPIError` or
-    /// `CancellationError`.
+    /// to exist go here and guesses go to `order(id:)`. 1…1000 distinct ids whose query fits `maxBatchQueryBytes`
+    /// (`batches(of:)` splits a longer list). Throws `GooglePlayAPIError` or `CancellationError`.
     public func orders(ids: [String]) async throws -> [GooglePlayOrder] {
-        guard (1...1000).contains(ids.count), Set(ids).count == ids.count else {
-            throw GooglePlayAPIError(.invalidRequest, "orders.batchGet takes 1 to 1000 distinct order ids, not \(ids.count)")
+        guard (1...Self.maxBatchIDs).contains(ids.count), Set(ids).count == ids.count else {
+            throw GooglePlayAPIError(.invalidRequest, "orders.batchGet takes 1 to \(Self.maxBatchIDs) distinct order ids, not \(ids.count)")
         }
         for id in ids { _ = try Self.pathSegment(id, "order id") }
-        let call = Call("GET", "/orders:batchGet?" + PercentEncoding.form(ids.map { ("orderIds", $0) }))
+        let query = PercentEncoding.form(ids.map { ("orderIds", $0) })
+        guard query.utf8.count <= Self.maxBatchQueryBytes else {
+            throw GooglePlayAPIError(.invalidRequest, "orders.batchGet's \(ids.count) order ids make a query of \(query.utf8.count) bytes, "
+                                     + "over \(Self.maxBatchQueryBytes)")
+        }
+        let call = Call("GET", "/orders:batchGet?" + query, summary: "/orders:batchGet (\(ids.count) order ids)")
         let response = try await send(.orders, call)
         let answer = try Self.decoding(call, response) { try GoogleJSON.decoder().decode(OrdersPage.self, from: response.body) }
         let byID = Dictionary((answer.orders ?? []).compactMap { order in order.orderId.map { ($0, order) } }) { first, _ in first }
@@ -96,6 +101,36 @@ public final class GooglePlayAPIClient: Sendable {
             }
             return order
         }
+    }
+
+    /// Google's most ids in one `orders.batchGet`.
+    public static let maxBatchIDs = 1000
+    /// The longest `orders.batchGet` query sent. The ids travel in the URL, and front ends refuse long ones
+    /// (414) well before 1,000 ids of about 30 characters: 8 KB, what HTTP servers commonly accept, holds about 200.
+    public static let maxBatchQueryBytes = 8 * 1024
+
+    /// The bytes `id` adds to an `orders.batchGet` query, its `&` included.
+    public static func batchQueryBytes(_ id: String) -> Int { PercentEncoding.form([("orderIds", id)]).utf8.count + 1 }
+
+    /// Whether `count` ids adding `bytes` (`batchQueryBytes`) fit in one `orders.batchGet`.
+    public static func batchFits(count: Int, bytes: Int) -> Bool { count <= maxBatchIDs && bytes - 1 <= maxBatchQueryBytes }
+
+    /// `ids` split, in order, into lists `orders(ids:)` takes.
+    public static func batches(of ids: [String]) -> [[String]] {
+        var batches: [[String]] = []
+        var current: [String] = []
+        var bytes = 0
+        for id in ids {
+            let cost = batchQueryBytes(id)
+            if !current.isEmpty && !batchFits(count: current.count + 1, bytes: bytes + cost) {
+                batches.append(current)
+                (current, bytes) = ([], 0)
+            }
+            current.append(id)
+            bytes += cost
+        }
+        if !current.isEmpty { batches.append(current) }
+        return batches
     }
 
     private struct OrdersPage: Decodable {
@@ -154,13 +189,16 @@ public final class GooglePlayAPIClient: Sendable {
     private struct Call: CustomStringConvertible {
         let method: String
         let target: String
+        /// What logs and dead letters name instead of `target`, when that is long (a batch's ids).
+        let summary: String?
 
-        init(_ method: String, _ target: String) {
+        init(_ method: String, _ target: String, summary: String? = nil) {
             self.method = method
             self.target = target
+            self.summary = summary
         }
 
-        var description: String { "\(method) \(target)" }
+        var description: String { "\(method) \(summary ?? target)" }
     }
 
     /// Waits for a pacing slot, sends `call` with the access token and returns a 2xx response; anything else is

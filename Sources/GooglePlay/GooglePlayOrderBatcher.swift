@@ -5,11 +5,11 @@
 /// hits the bucket at about 50 notifications a second. So at most one request of this batcher is in flight; reads
 /// that arrive meanwhile wait for it and leave together in the next. A read waits at most one round trip more
 /// than alone, no timer delays a lone read, and under load a request carries every order asked during the last
-/// round trip (up to Google's 1,000).
+/// round trip (as many as one request holds: `GooglePlayAPIClient.batches(of:)`).
 ///
-/// Google fails a whole `batchGet` that names an unknown order, so a refused batch is read again one order at a
-/// time: one job's missing order never fails the others' reads. Ids that may well not exist (a guessed renewal
-/// number) do not belong here; ask them with `GooglePlayAPIClient.order(id:)`.
+/// Google fails a whole `batchGet` that names an unknown order, so a refused batch is read again in halves down to
+/// the unknown ids: one job's missing order never fails the others' reads, and a guessed id that Google never
+/// charged costs a few requests, not one per id of the batch.
 public actor GooglePlayOrderBatcher {
     /// What Google answered for one order id.
     public enum Read: Sendable {
@@ -17,9 +17,6 @@ public actor GooglePlayOrderBatcher {
         /// `orders.get` answered 404 for it alone.
         case unknown(GooglePlayAPIError)
     }
-
-    /// Google's most ids in one `orders.batchGet`.
-    public static let maxBatch = 1000
 
     private struct Waiter {
         let number: UInt64
@@ -39,13 +36,14 @@ public actor GooglePlayOrderBatcher {
     /// Reads waiting for the request in flight to finish; what a gauge or a test watches.
     public var queued: Int { waiting.count }
 
-    /// Google's answer for each of `ids` (1…`maxBatch` distinct), read in this app's next request. Throws
+    /// Google's answer for each of `ids` (distinct, and one request's worth: an element of
+    /// `GooglePlayAPIClient.batches(of:)`), read in this app's next request. Throws
     /// `GooglePlayAPIError` when the request failed for another reason than an unknown order (every read that
     /// shared it fails alike, each job retrying on its own schedule), or `CancellationError` when the caller
     /// was cancelled while waiting; a request already sent is not cancelled, as other jobs share it.
     public func orders(_ ids: [String]) async throws -> [String: Read] {
-        guard (1...Self.maxBatch).contains(ids.count), Set(ids).count == ids.count else {
-            throw GooglePlayAPIError(.invalidRequest, "an order read takes 1 to \(Self.maxBatch) distinct ids, not \(ids.count)")
+        guard !ids.isEmpty, Set(ids).count == ids.count, GooglePlayAPIClient.batches(of: ids).count == 1 else {
+            throw GooglePlayAPIError(.invalidRequest, "an order read takes one request's worth of distinct ids, not \(ids.count)")
         }
         lastNumber += 1
         let number = lastNumber
@@ -72,12 +70,15 @@ public actor GooglePlayOrderBatcher {
             return
         }
         sending = true
-        var ids = Set(waiting[0].ids)
-        var taken = 1
+        var ids = Set<String>()
+        var bytes = 0
+        var taken = 0
         while taken < waiting.count {
-            let union = ids.union(waiting[taken].ids)
-            guard union.count <= Self.maxBatch else { break }
-            ids = union
+            let new = Set(waiting[taken].ids).subtracting(ids)
+            let cost = new.reduce(0) { $0 + GooglePlayAPIClient.batchQueryBytes($1) }
+            guard taken == 0 || GooglePlayAPIClient.batchFits(count: ids.count + new.count, bytes: bytes + cost) else { break }
+            ids.formUnion(new)
+            bytes += cost
             taken += 1
         }
         let batch = Array(waiting.prefix(taken))
@@ -98,8 +99,8 @@ public actor GooglePlayOrderBatcher {
         sendNext()
     }
 
-    /// One id with `orders.get`, several with `orders.batchGet`; one by one when Google refused the batch
-    /// for an unknown id.
+    /// One id with `orders.get`, several with `orders.batchGet`. When Google refuses a batch for an unknown id,
+    /// each half is read again, so k unknown ids among n cost about 2k·log₂(n) requests rather than n.
     private static func read(_ ids: [String], client: GooglePlayAPIClient) async -> Result<[String: Read], any Error> {
         do {
             if ids.count == 1 {
@@ -112,14 +113,12 @@ public actor GooglePlayOrderBatcher {
         } catch {
             return .failure(error)
         }
+        let half = ids.count / 2
         var reads: [String: Read] = [:]
-        for id in ids {
-            do {
-                reads[id] = .found(try await client.order(id: id))
-            } catch let error as GooglePlayAPIError where error.code == .notFound {
-                reads[id] = .unknown(error)
-            } catch {
-                return .failure(error)
+        for part in [Array(ids[..<half]), Array(ids[half...])] {
+            switch await read(part, client: client) {
+            case .success(let found): reads.merge(found) { first, _ in first }
+            case .failure(let error): return .failure(error)
             }
         }
         return .success(reads)

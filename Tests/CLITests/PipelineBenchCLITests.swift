@@ -2,9 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `storesync-dev bench pipeline`: the real binary runs a store's whole path in one process against a fresh
-/// database and reports what landed, with the same fields for both stores. Behaviour only; speed depends on
-/// the machine.
+/// `storesync-dev bench pipeline`: the real binary runs a store's whole path against a fresh database, the
+/// simulator in a process of its own, and reports what landed, with the same fields for both stores. Behaviour
+/// only; speed depends on the machine.
 @Suite(.serialized) struct PipelineBenchCLITests {
     /// Runs the benchmark against `database`; it must succeed and print exactly one JSON report, with every
     /// notification accepted and mirrored and the timing fields both stores report.
@@ -21,7 +21,8 @@ import Testing
         #expect(report["benchmark"] as? String == "pipeline" && report["store"] as? String == store)
         #expect(report["notifications"] as? Int == notifications)
         #expect(report["accepted"] as? Int == notifications && report["mirrored"] as? Int == notifications)
-        for field in ["notifications_per_sec", "wall_s", "peak_rss_mib", "process_cpu_s"] {
+        for field in ["notifications_per_sec", "wall_s", "peak_rss_mib", "storesync_cpu_s", "storesync_cpu_ms_per_notification",
+                      "stores_cpu_s", "stores_cpu_ms_per_notification"] {
             #expect(report[field] is Double, "\(field) missing in \(result.stdout)")
         }
         let latency = try #require(report["latency_ms"] as? [String: Any])
@@ -38,6 +39,8 @@ import Testing
             // Each notification re-fetches its lineage: subscription statuses, then the history since the last
             // revision (a retried attempt fetches again).
             #expect((report["store_calls_per_notification"] as? Double ?? 0) >= 2)
+            #expect(report["store_calls_per_notification_by_quota_bucket"] as? [String: Double]
+                == ["subscription_statuses": 1, "transaction_history": 1])
             #expect(try await database.pool.query("SELECT count(*) FROM notification_receipts WHERE outcome = 'mirrored'")[0]
                 .decode(0, as: Int.self) == 40)
         }
@@ -57,6 +60,10 @@ import Testing
             #expect((report["store_calls_per_notification"] as? Double ?? 0) >= 1)
             let calls = try #require(report["store_calls"] as? [String: Any])
             #expect((calls.first { $0.key.contains("subscriptionsv2") }?.value as? Int ?? 0) >= 24, "calls: \(calls)")
+            // Each notification's subscriptionsv2.get, and each purchase's acknowledgement: 6 of 24.
+            let buckets = try #require(report["store_calls_per_notification_by_quota_bucket"] as? [String: Double])
+            #expect(buckets["subscriptions"] == 1 && buckets["subscription_updates"] == 0.25, "buckets: \(buckets)")
+            #expect((buckets["orders"] ?? 0) > 0, "buckets: \(buckets)")
             #expect(try await database.pool.query("""
                 SELECT count(*) FROM notification_receipts WHERE store = 'google' AND outcome = 'mirrored'
                 """)[0].decode(0, as: Int.self) == 24)

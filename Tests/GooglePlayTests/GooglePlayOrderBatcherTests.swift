@@ -29,7 +29,7 @@ import TestSupport
         }
     }
 
-    @Test("an unknown order fails the merged batch, which is then read one by one: the other reads still get theirs")
+    @Test("an unknown order fails the merged batch, whose halves are read again down to it: the other reads still get theirs")
     func unknownOrder() async throws {
         try await Self.with { google, batcher in
             let later = [[Self.others[0]], [Self.unknown], [Self.others[1]]]
@@ -42,8 +42,10 @@ import TestSupport
             #expect(error.code == .notFound)
             #expect(Self.orderID(answers[3][Self.others[1]]) == Self.others[1])
             let batch = [Self.others[0], Self.others[1], Self.unknown].sorted()
-            #expect(google.server.apiRequests.requests.map(Self.describe)
-                == ["orders/\(Self.first)", "orders:batchGet " + batch.joined(separator: ",")] + batch.map { "orders/\($0)" })
+            #expect(google.server.apiRequests.requests.map(Self.describe) == [
+                "orders/\(Self.first)", "orders:batchGet " + batch.joined(separator: ","), "orders/\(batch[0])",
+                "orders:batchGet \(batch[1]),\(batch[2])", "orders/\(batch[1])", "orders/\(batch[2])",
+            ])
         }
     }
 
@@ -160,5 +162,23 @@ import TestSupport
     static func orderID(_ read: GooglePlayOrderBatcher.Read?) -> String? {
         guard case .found(let order) = read else { return nil }
         return order.orderId
+    }
+}
+
+/// How order ids are split into `orders.batchGet` requests: a query of at most 8 KB, since the ids travel in
+/// the URL (which also keeps them under Google's 1,000: an id costs at least 11 bytes).
+@Suite struct OrderBatchSplitTests {
+    @Test("batches(of:) keeps the order and splits at 8 KB of query; an id longer than that goes alone",
+          arguments: [(1, 25, [1]), (200, 25, [200]), (400, 37, [174, 174, 52]), (1000, 4, [585, 415]), (3, 4000, [2, 1]),
+                      (2, 9000, [1, 1])])
+    func split(count: Int, idLength: Int, expected: [Int]) {
+        let ids = (0..<count).map { String(format: "%0\(idLength)d", $0) }
+        let batches = GooglePlayAPIClient.batches(of: ids)
+        #expect(batches.map(\.count) == expected)
+        #expect(batches.flatMap { $0 } == ids)
+        for batch in batches where batch.count > 1 {
+            let query = batch.map { "orderIds=\($0)" }.joined(separator: "&")
+            #expect(query.utf8.count <= GooglePlayAPIClient.maxBatchQueryBytes)
+        }
     }
 }

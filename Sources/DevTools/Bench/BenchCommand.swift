@@ -69,6 +69,7 @@ struct BenchCommand: Command {
         case "verify"?: return try await VerifyBenchmark.run(&arguments)
         case "ingest"?: return try await IngestBenchmark.run(&arguments, environment: environment)
         case "pipeline"?: return try await PipelineBenchmark.run(&arguments, environment: environment)
+        case "pipeline-store"?: return try await PipelineStoreProcess.serve(&arguments)
         case "resync"?: return try await ResyncBenchmark.run(&arguments, environment: environment)
         case "api"?: return try await APIBenchmark.run(&arguments, environment: environment)
         case let other?:

@@ -35,22 +35,27 @@ struct ApplePipelineBenchStore: PipelineBenchStore {
 
     func setLatency(_ latency: Duration) throws { try simulator.setLatency(latency) }
 
-    func connection(accountID: Int64) throws -> Catalog.NewConnection {
-        var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: Self.bundleID,
+    func settings() throws -> PipelineStoreSettings {
+        PipelineStoreSettings(apiBaseURL: simulator.baseURL, apiPrivateKeyPEM: try key.pem(),
+                              trustedRootsPEM: simulator.rootCertificate.pem)
+    }
+
+    static func connection(_ settings: PipelineStoreSettings, accountID: Int64) -> Catalog.NewConnection {
+        var new = Catalog.NewConnection(accountID: accountID, store: .apple, appIdentifier: bundleID,
                                         environment: .production)
-        new.appAppleID = Self.appAppleID
+        new.appAppleID = appAppleID
         new.requireIssuedTokens = true
-        new.apiKeyID = Self.keyID
-        new.apiIssuerID = Self.issuerID
-        new.apiPrivateKeyPEM = try key.pem()
-        new.apiBaseURL = simulator.baseURL
-        new.trustedRootsPEM = simulator.rootCertificate.pem
+        new.apiKeyID = keyID
+        new.apiIssuerID = issuerID
+        new.apiPrivateKeyPEM = settings.apiPrivateKeyPEM
+        new.apiBaseURL = settings.apiBaseURL
+        new.trustedRootsPEM = settings.trustedRootsPEM
         return new
     }
 
-    var basePlanID: String? { nil }
+    static var basePlanID: String? { nil }
 
-    func receiptScope(accountID: Int64) -> String { ReceiptScope.apple }
+    static func receiptScope(_ settings: PipelineStoreSettings, accountID: Int64) -> String { ReceiptScope.apple }
 
     func purchase(token: UUID) async throws -> (lineage: String, delivery: PipelineDelivery) {
         // Apple prices are in milliunits: 9.99 USD.
@@ -61,6 +66,17 @@ struct ApplePipelineBenchStore: PipelineBenchStore {
 
     func renew(_ lineage: String) async throws -> PipelineDelivery {
         try Self.delivery(try await simulator.renew(lineage).notification)
+    }
+
+    /// Apple limits each endpoint on its own.
+    static func quotaBucket(_ endpoint: String) -> String? {
+        switch SimulatorEndpoint(rawValue: endpoint) {
+        case .subscriptionStatuses?: "subscription_statuses"
+        case .transactionHistory?: "transaction_history"
+        case .consumption?: "consumption"
+        case .notificationHistory?: "notification_history"
+        case nil: nil
+        }
     }
 
     var requestCounts: [String: Int] {

@@ -2,6 +2,7 @@ import Accounts
 import CLI
 import Crypto
 import Foundation
+import GooglePlay
 import Ingest
 import Simulator
 import StoreModel
@@ -47,24 +48,29 @@ struct GooglePipelineBenchStore: PipelineBenchStore {
 
     func setLatency(_ latency: Duration) throws { try play.setLatency(latency) }
 
-    func connection(accountID: Int64) throws -> Catalog.NewConnection {
-        var new = Catalog.NewConnection(accountID: accountID, store: .google, appIdentifier: Self.packageName,
+    func settings() throws -> PipelineStoreSettings {
+        PipelineStoreSettings(apiBaseURL: play.baseURL, apiPrivateKeyPEM: try serviceAccountKey.pem(), tokenURI: play.tokenURI,
+                              certificatesURL: play.certificatesURL, pushAudience: audience, subscription: subscription)
+    }
+
+    static func connection(_ settings: PipelineStoreSettings, accountID: Int64) -> Catalog.NewConnection {
+        var new = Catalog.NewConnection(accountID: accountID, store: .google, appIdentifier: packageName,
                                         environment: .production)
         new.requireIssuedTokens = true
-        new.apiClientEmail = Self.clientEmail
-        new.apiPrivateKeyPEM = try serviceAccountKey.pem()
-        new.apiTokenURI = play.tokenURI
-        new.apiBaseURL = play.baseURL
-        new.pushAudience = audience
-        new.pushServiceAccount = Self.pushAccount
-        new.pushJWKSURL = play.certificatesURL
+        new.apiClientEmail = clientEmail
+        new.apiPrivateKeyPEM = settings.apiPrivateKeyPEM
+        new.apiTokenURI = settings.tokenURI
+        new.apiBaseURL = settings.apiBaseURL
+        new.pushAudience = settings.pushAudience
+        new.pushServiceAccount = pushAccount
+        new.pushJWKSURL = settings.certificatesURL
         return new
     }
 
-    var basePlanID: String? { Self.basePlan }
+    static var basePlanID: String? { basePlan }
 
-    func receiptScope(accountID: Int64) -> String {
-        ReceiptScope.google(accountID: accountID, subscription: subscription, packageName: Self.packageName)
+    static func receiptScope(_ settings: PipelineStoreSettings, accountID: Int64) -> String {
+        ReceiptScope.google(accountID: accountID, subscription: settings.subscription ?? "", packageName: packageName)
     }
 
     func purchase(token: UUID) async throws -> (lineage: String, delivery: PipelineDelivery) {
@@ -78,6 +84,18 @@ struct GooglePipelineBenchStore: PipelineBenchStore {
 
     func renew(_ lineage: String) async throws -> PipelineDelivery {
         try Self.delivery(try await play.renew(lineage))
+    }
+
+    /// Google's buckets, named as the client's pacing names them.
+    static func quotaBucket(_ endpoint: String) -> String? {
+        let family: GooglePlayEndpointFamily? = switch PlayEndpoint(rawValue: endpoint) {
+        case .subscriptionsV2?: .subscriptions
+        case .acknowledge?: .subscriptionUpdates
+        case .order?, .ordersBatchGet?: .orders
+        case .voidedPurchases?: .voidedPurchases
+        case .token?, .certificates?, nil: nil
+        }
+        return family?.rawValue
     }
 
     var requestCounts: [String: Int] {

@@ -105,7 +105,6 @@ struct SentNotifications: Sendable {
     var firstError: String?
     /// The accepted notifications' receipt ids (`notification_receipts.message_id`).
     var messageIDs: [String] = []
-    var started = ContinuousClock.now
     var firstAccepted: ContinuousClock.Instant?
     var lastAccepted: ContinuousClock.Instant?
 

@@ -13,10 +13,12 @@ import StoreModel
 import Sync
 import Worker
 
-/// `storesync-dev bench pipeline`: one store's path end to end in one process — its local simulator posts
-/// notifications to the real ingest endpoint, a worker with the production handlers re-fetches every lineage
-/// from the simulator and mirrors it — measured from the first accepted webhook to the last committed mirror.
-/// Seeding (account, connection, product mapping, customers with tokens) comes first and is not measured.
+/// `storesync-dev bench pipeline`: one store's path end to end — its local simulator, in a process of its own
+/// (`PipelineStoreProcess`), posts notifications to the real ingest endpoint in this one, a worker with the
+/// production handlers re-fetches every lineage from the simulator and mirrors it — measured from the first
+/// accepted webhook to the last committed mirror. This process's CPU is StoreSync's alone, the other's the
+/// store's and the load's. Seeding (account, connection, product mapping, customers with tokens) comes first and
+/// is not measured.
 /// What differs between the stores sits behind `PipelineBenchStore`; measuring and reporting are shared.
 enum PipelineBenchmark {
     struct Settings {
@@ -99,21 +101,24 @@ enum PipelineBenchmark {
         let stallTimeout = max(Duration.seconds(120), settings.storeLatency * 4)
         // The worker starts first so its LISTEN connection is up before the first notification arrives.
         let run = try await withIngest(pool: ingestPool) { ingestURL in
-            try await withStore(settings.store, webhookURL: ingestURL + settings.store.webhookPath, host: host) { store in
+            try await withStores(settings.store, webhookURL: ingestURL + settings.store.webhookPath, host: host) { stores in
                 try await withWorker(settings, pool: workerPool, listenURL: listenURL, recorder: recorder) {
-                    let seeded = try await seed(pool: workerPool, store: store, host: host, customers: settings.subscriptions)
-                    try store.setLatency(settings.storeLatency)
-                    let cpu = CPUTime.now().total
-                    let sent = await send(store, settings: settings, tokens: seeded.tokens)
+                    let seeded = try await seed(pool: workerPool, store: settings.store, stores: stores.settings, host: host,
+                                                customers: settings.subscriptions)
+                    let go = PipelineStoreProcess.Go(
+                        latencyMilliseconds: Int(settings.storeLatency.milliseconds), notifications: settings.notifications,
+                        subscriptions: settings.subscriptions, senders: settings.senders, rate: settings.rate, tokens: seeded.tokens)
+                    let (cpu, storesCPU) = (CPUTime.now().total, stores.cpu())
+                    let sent = try await stores.send(go)
                     let settled = await recorder.waitForOutcomes(sent.accepted, stallTimeout: stallTimeout)
                     let outcomes = recorder.snapshot
-                    let cpuTime = CPUTime.now().total - cpu
+                    let (cpuTime, storesCPUTime) = (CPUTime.now().total - cpu, stores.cpu() - storesCPU)
                     let drained = settled
                         ? try await waitForFollowUps(seeded, pool: workerPool, recorder: recorder, stallTimeout: stallTimeout)
                         : false
                     return MeasuredRun(seeded: seeded, sent: sent, settled: settled && drained, outcomes: outcomes,
-                                       followUps: recorder.snapshot.otherCompleted, cpu: cpuTime,
-                                       storeCalls: store.requestCounts)
+                                       followUps: recorder.snapshot.otherCompleted, cpu: cpuTime, storesCPU: storesCPUTime,
+                                       storeCalls: try await stores.requestCounts())
                 }
             }
         }
@@ -155,15 +160,15 @@ enum PipelineBenchmark {
         }
     }
 
-    private static func withStore<T>(_ type: any PipelineBenchStore.Type, webhookURL: String, host: String,
-                                     _ body: (any PipelineBenchStore) async throws -> T) async throws -> T {
-        let store = try await type.start(webhookURL: webhookURL, host: host)
+    private static func withStores<T>(_ type: any PipelineBenchStore.Type, webhookURL: String, host: String,
+                                      _ body: (PipelineStoreProcess) async throws -> T) async throws -> T {
+        let stores = try await PipelineStoreProcess.start(type, webhookURL: webhookURL, host: host)
         do {
-            let value = try await body(store)
-            await store.stop()
+            let value = try await body(stores)
+            await stores.stop()
             return value
         } catch {
-            await store.stop()
+            await stores.stop()
             throw error
         }
     }
@@ -234,11 +239,11 @@ enum PipelineBenchmark {
         return tokens
     }
 
-    private static func seed(pool: PostgresPool, store: any PipelineBenchStore, host: String,
-                             customers: Int) async throws -> Seeded {
+    private static func seed(pool: PostgresPool, store: any PipelineBenchStore.Type, stores: PipelineStoreSettings,
+                             host: String, customers: Int) async throws -> Seeded {
         let (accountID, connectionID) = try await pool.transaction { db -> (Int64, Int64) in
             let accountID: Int64 = try db.query("INSERT INTO accounts (host) VALUES ($1) RETURNING id", [host])[0].decode(0)
-            let connection = try Catalog.addConnection(try store.connection(accountID: accountID), on: db)
+            let connection = try Catalog.addConnection(store.connection(stores, accountID: accountID), on: db)
             let price = try Catalog.addPlanPrice(accountID: accountID, planCode: "pro", priceCode: productID,
                                                  amount: Money(minorUnits: 999, currency: "USD"), entitlements: ["pro"], on: db)
             try Catalog.mapProduct(connectionID: connection.id, productID: productID, basePlanID: store.basePlanID,
@@ -247,20 +252,22 @@ enum PipelineBenchmark {
         }
         let tokens = try await issueTokens(accountID: accountID, count: customers, pool: pool)
         return Seeded(accountID: accountID, connectionID: connectionID, tokens: tokens,
-                      receiptScope: store.receiptScope(accountID: accountID))
+                      receiptScope: store.receiptScope(stores, accountID: accountID))
     }
 
     // MARK: Measured run
 
     struct MeasuredRun {
         let seeded: Seeded
-        let sent: SentNotifications
+        let sent: PipelineStoreProcess.Sent
         /// False when the worker stopped making progress before every accepted notification had an outcome.
         let settled: Bool
         let outcomes: PipelineRecorder.Snapshot
         /// Jobs of other kinds the notifications queued (Google's acknowledgements), completed, by kind.
         let followUps: [String: Int]
+        /// StoreSync's (this process's) and the stores' process's.
         let cpu: Duration
+        let storesCPU: Duration
         let storeCalls: [String: Int]
     }
 
@@ -268,48 +275,6 @@ enum PipelineBenchmark {
     /// most.
     static func plan(notifications: Int, subscriptions: Int) -> [Int] {
         (0..<subscriptions).map { notifications / subscriptions + ($0 < notifications % subscriptions ? 1 : 0) }
-    }
-
-    /// Sends every notification through the simulator; each scenario call returns once ingest has answered.
-    ///
-    /// Sender `k` owns subscriptions `k`, `k + senders`, … and goes round by round — every purchase, then
-    /// every first renewal, … — so each lineage's calls stay in order while consecutive notifications of one
-    /// lineage are about S notifications apart in the stream, as with real traffic (Apple never sends one
-    /// subscription's renewals back to back).
-    private static func send(_ store: any PipelineBenchStore, settings: Settings, tokens: [UUID]) async -> SentNotifications {
-        let plan = plan(notifications: settings.notifications, subscriptions: settings.subscriptions)
-        let senders = min(settings.senders, plan.count)
-        let started = ContinuousClock.now
-        let pacer = settings.rate.map { Pacer(rate: $0, start: started) }
-        var sent = await withTaskGroup(of: SentNotifications.self) { group in
-            for sender in 0..<senders {
-                group.addTask {
-                    var sent = SentNotifications()
-                    let owned = Array(stride(from: sender, to: plan.count, by: senders))
-                    var lineages: [Int: String] = [:]
-                    for round in 0..<(plan.first ?? 0) {
-                        for subscription in owned where round < plan[subscription] {
-                            await pacer?.wait()
-                            do {
-                                if let lineage = lineages[subscription] {
-                                    sent.record(try await store.renew(lineage))
-                                } else if round == 0 {
-                                    let bought = try await store.purchase(token: tokens[subscription])
-                                    lineages[subscription] = bought.lineage
-                                    sent.record(bought.delivery)
-                                }
-                            } catch {
-                                sent.fail("scenario: \(error)")
-                            }
-                        }
-                    }
-                    return sent
-                }
-            }
-            return await group.reduce(into: SentNotifications()) { $0.merge($1) }
-        }
-        sent.started = started
-        return sent
     }
 
     // MARK: Report
@@ -333,11 +298,21 @@ enum PipelineBenchmark {
         let mirrored = try receipts.decode(1, as: Int.self)
 
         let accepted = run.sent.accepted
-        let wall = run.outcomes.lastOutcome.flatMap { last in run.sent.firstAccepted.map { last - $0 } } ?? .zero
-        let sending = run.sent.lastAccepted.map { $0 - run.sent.started } ?? .zero
+        // The last outcome on the wall clock, as the stores' process gave the first acceptance.
+        let lastOutcome = run.outcomes.lastOutcome.map { Date.now.addingTimeInterval(-(ContinuousClock.now - $0).seconds) }
+        let wall = lastOutcome.flatMap { last in run.sent.firstAccepted.map { Duration.seconds(last.timeIntervalSince($0)) } } ?? .zero
+        let sending = Duration.seconds(run.sent.sendingSeconds)
         let storeCalls = run.storeCalls.values.reduce(0, +)
         func rate(_ count: Int, _ span: Duration) -> Double { span > .zero ? (Double(count) / span.seconds).rounded() : 0 }
         func round2(_ value: Double) -> Double { (value * 100).rounded() / 100 }
+        func perNotification(_ count: Int) -> Output.Value { .double(accepted > 0 ? round2(Double(count) / Double(accepted)) : 0) }
+        func milliseconds(_ cpu: Duration) -> Output.Value {
+            .double(accepted > 0 ? (cpu.seconds * 1_000_000 / Double(accepted)).rounded() / 1000 : 0)
+        }
+        var buckets: [String: Int] = [:]
+        for (endpoint, count) in run.storeCalls {
+            if let bucket = settings.store.quotaBucket(endpoint) { buckets[bucket, default: 0] += count }
+        }
         let peakRSS = peakResidentKiB().map { Output.Value.double(round2(Double($0) / 1024)) } ?? .null
         let passed = run.settled && run.sent.refused == 0 && mirrored == settings.notifications && deadLetters == 0 && left == 0
         let value = Output.Value.object([
@@ -350,13 +325,19 @@ enum PipelineBenchmark {
                 ("max", .double(round2(try receipts.decode(4)))),
             ])),
             ("ingest_accepted_per_sec", .double(rate(accepted, sending))),
-            ("store_calls_per_notification", .double(accepted > 0 ? round2(Double(storeCalls) / Double(accepted)) : 0)),
+            ("store_calls_per_notification", perNotification(storeCalls)),
             ("store_calls", .object(run.storeCalls.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+            ("store_calls_per_notification_by_endpoint",
+             .object(run.storeCalls.sorted { $0.key < $1.key }.map { ($0.key, perNotification($0.value)) })),
+            ("store_calls_per_notification_by_quota_bucket",
+             .object(buckets.sorted { $0.key < $1.key }.map { ($0.key, perNotification($0.value)) })),
             ("follow_up_jobs", .object(run.followUps.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
             ("dead_letters", .int(deadLetters)), ("retries", .int(run.outcomes.retried)), ("left_in_queue", .int(left)),
             ("invoices", .int(invoices)), ("settled", .bool(run.settled)),
             ("first_error", run.sent.firstError.map { .string(String($0.prefix(300))) } ?? .null),
-            ("peak_rss_mib", peakRSS), ("process_cpu_s", .double(round2(run.cpu.seconds))),
+            ("peak_rss_mib", peakRSS), ("storesync_cpu_s", .double(round2(run.cpu.seconds))),
+            ("storesync_cpu_ms_per_notification", milliseconds(run.cpu)), ("stores_cpu_s", .double(round2(run.storesCPU.seconds))),
+            ("stores_cpu_ms_per_notification", milliseconds(run.storesCPU)),
             ("store_latency_ms", .int(Int(settings.storeLatency.milliseconds))), ("concurrency", .int(settings.concurrency)),
             ("subscriptions", .int(settings.subscriptions)), ("senders", .int(settings.senders)),
             ("offered_rate", settings.rate.map { .int($0) } ?? .null),
@@ -390,7 +371,7 @@ enum PipelineBenchmark {
         return true
     }
 
-    /// The process's peak resident set (`VmHWM`), seeding and simulator included; nil off Linux.
+    /// The process's peak resident set (`VmHWM`), seeding included; nil off Linux.
     private static func peakResidentKiB() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {

@@ -76,52 +76,24 @@ struct GoogleRefetch {
         }
     }
 
-    /// The orders `ids`. Those a line item or a voided purchase names exist, and go to the app's batcher, which
-    /// merges them with what other jobs read at the same time. The rest (`mayBeMissing`) are guessed renewal
-    /// numbers, which Google may never have charged (a recovered or paused period) and which would fail a shared
-    /// batch: they are asked with this job's own `orders.batchGet`, then one by one when it names an unknown
-    /// order, the unknown ones skipped.
+    /// The orders `ids`, read through the app's batcher with what other jobs read at the same time. Those a line
+    /// item or a voided purchase names exist, and an unknown one fails the fetch with Google's answer; the rest
+    /// (`mayBeMissing`) are guessed renewal numbers Google may never have charged (a recovered or paused period),
+    /// skipped when unknown.
     private func orders(_ ids: [String], mayBeMissing: Set<String>) async throws -> [GooglePlayOrder] {
-        guard !mayBeMissing.isEmpty else { return try await batched(ids) }
-        do {
-            var orders: [GooglePlayOrder] = []
-            for chunk in Self.chunks(ids) { orders += try await client.orders(ids: chunk) }
-            return orders
-        } catch let error as GooglePlayAPIError where error.code == .notFound {
-            logger.debug("an order of the batch is unknown; asking one by one", ["orders": .int(ids.count)])
-        }
         var orders: [GooglePlayOrder] = []
-        for id in ids {
-            do {
-                orders.append(try await client.order(id: id))
-            } catch let error as GooglePlayAPIError where error.code == .notFound && mayBeMissing.contains(id) {
-                continue
-            }
-        }
-        return orders
-    }
-
-    /// Orders that exist, read through the app's batcher; an unknown one fails the read with Google's answer.
-    private func batched(_ ids: [String]) async throws -> [GooglePlayOrder] {
-        var orders: [GooglePlayOrder] = []
-        for chunk in Self.chunks(ids) {
-            let reads = try await tools.orders.orders(chunk)
-            for id in chunk {
+        for batch in GooglePlayAPIClient.batches(of: ids) {
+            let reads = try await tools.orders.orders(batch)
+            for id in batch {
                 switch reads[id] {
                 case .found(let order): orders.append(order)
+                case .unknown where mayBeMissing.contains(id): continue
                 case .unknown(let error): throw error
                 case nil: throw GooglePlayAPIError(.invalidResponse, "the order read answered nothing for \(id)")
                 }
             }
         }
         return orders
-    }
-
-    /// `ids` in requests Google takes.
-    private static func chunks(_ ids: [String]) -> [[String]] {
-        stride(from: 0, to: ids.count, by: GooglePlayOrderBatcher.maxBatch).map { start in
-            Array(ids[start..<min(ids.count, start + GooglePlayOrderBatcher.maxBatch)])
-        }
     }
 
     /// Most renewal orders looked back for at once; older gaps are filled by later fetches.
