@@ -1,6 +1,6 @@
 /*
- * The HTTP floor of one App Store notification, for deploy/bench/pipeline-limits.sh: a libmicrohttpd server
- * (the library StoreSync's ingest and the simulator use, in the same threading mode) that answers the three
+ * The HTTP floor of one store notification, for deploy/bench/pipeline-limits.sh: a libmicrohttpd server
+ * (the library StoreSync's ingest and the simulator use, in the same threading mode) that answers the
  * exchanges a renewal costs with bodies of their real sizes, and nothing else — no parsing, no routing beyond
  * the path, no JSON, no storage. wrk drives it; their CPU together is what the bytes and the loopback TCP
  * cost at the least.

@@ -1,34 +1,47 @@
 #!/usr/bin/env bash
-# The Apple pipeline side by side with the physical floor of its work on this machine, in one run.
+# One store's pipeline side by side with the physical floor of the work a production host does for it, in one run.
 #
-# usage: deploy/bench/pipeline-limits.sh STORESYNC_BIN ADMIN_DATABASE_URL [NOTIFICATIONS] [STORE_LATENCY_MS]
+# usage: deploy/bench/pipeline-limits.sh STORESYNC_BIN ADMIN_DATABASE_URL [NOTIFICATIONS] [STORE_LATENCY_MS] [apple|google]
 #   ADMIN_DATABASE_URL must allow CREATE DATABASE on a PostgreSQL running on this machine (its CPU is read
 #   from /proc); one throwaway database, storesync_bench_limits, is created and dropped. The benchmark itself is
-#   `storesync-dev` (STORESYNC_DEV_BIN, default the storesync-dev next to STORESYNC_BIN).
+#   `storesync-dev` (STORESYNC_DEV_BIN, default the storesync-dev next to STORESYNC_BIN). The store defaults to apple.
 #
-# 1. `storesync-dev bench pipeline --store apple` (defaults: 3,000 notifications, L = 100 ms), with the CPU time
-#    of the benchmark process (StoreSync and the simulator) and of every PostgreSQL process.
+# 1. `storesync-dev bench pipeline --store S` (defaults: 3,000 notifications, L = 100 ms), after a warm-up run of a
+#    quarter of that and ANALYZE. Its simulator runs in a process of its own, so the benchmark process's CPU is
+#    StoreSync's alone, and it reads every PostgreSQL process's CPU over the same window. StoreSync's CPU per
+#    notification is the two together — what a production host pays. The simulator's (the stores' and the load's)
+#    is reported beside it.
 # 2. The PostgreSQL floor: pgbench, a C client with prepared statements, runs on the same database only the
-#    writes a notification cannot do without — the 13 KB body stored and enqueued, then in the worker's
-#    transaction the jobs deleted, and for each a dedup receipt, the purchase and subscription updated, one invoice and
-#    its payment, one timeline event — ten notifications per transaction (as group commit does), with no
-#    parsing, HTTP, verification or logic. Its notifications per second and CPU per notification.
-# 3. The crypto floor: OpenSSL's single-core P-256 sign and verify times, times the ES256 operations a
-#    renewal costs (model parameters, from the code path: the worker verifies the notification, the
-#    status's transaction and renewal info, and the new history transaction — 4; the simulator signs the
-#    notification and its nested transaction and renewal info, the status's two and the history's one — 6).
+#    writes a notification cannot do without — the body stored and enqueued (Apple: 13 KB shaped like a signed
+#    notification; Google: the 1.8 KB push with its token), then in the worker's transaction the jobs deleted, and
+#    for each a dedup receipt, the purchase and subscription updated, one invoice and its payment, one timeline
+#    event — ten notifications per transaction (as group commit does), with no parsing, HTTP, verification or logic.
+# 3. The crypto floor: OpenSSL's single-core verify rate times the verifications a renewal costs the host (model
+#    parameters, from the code path: Apple, the notification, the status's transaction and renewal info and the
+#    new history transaction — 4 ES256; Google, the push's OIDC token — 1 RS256). Signing is the stores' work.
 # 4. The HTTP floor: deploy/bench/http-floor.c, a libmicrohttpd server that answers without parsing or logic,
-#    driven by wrk over loopback with a renewal's three exchanges at their real sizes (model parameters,
-#    read with strace from `bench pipeline`: the 13.3 KB webhook POST and its small answer, the status
-#    request and its 15.3 KB answer, the history request and its 7.5 KB answer); both sides' CPU.
-# Prints one JSON line: both sides' CPU per notification, the floor's bound on notifications per second
-# for this machine's cores (cores / floor CPU), and StoreSync's CPU over the floor's.
+#    driven by wrk over loopback with the exchanges at their real sizes (model parameters, read with strace from
+#    `bench pipeline`). The host is the server of the webhook and the client of the store's API, so two runs:
+#    webhooks alone, of which the server's CPU counts, then the API exchanges alone, of which wrk's CPU counts
+#    (Apple: the status request and its 15.3 KB answer, the history request and its 7.5 KB answer; Google: the
+#    subscription's 0.6 KB answer with its share of the batched order read, 1.1 KB, and a quarter of an
+#    acknowledgement).
+# Prints one JSON line: StoreSync's and the simulator's CPU per notification, the floor's, the floor's bound on
+# notifications per second for this machine's cores (cores / floor CPU), and StoreSync's CPU over the floor's.
 set -euo pipefail
-BIN=${1:?storesync binary}; ADMIN=${2:?admin database URL}; N=${3:-3000}; L=${4:-100}
+BIN=${1:?storesync binary}; ADMIN=${2:?admin database URL}; N=${3:-3000}; L=${4:-100}; STORE=${5:-apple}
 DEV_BIN=${STORESYNC_DEV_BIN:-$(dirname "$BIN")/storesync-dev}
 [[ -x $DEV_BIN ]] || { echo "pipeline-limits.sh: $DEV_BIN is not an executable (set STORESYNC_DEV_BIN)" >&2; exit 1; }
-VERIFIES=4; SIGNS=6; BATCH=10
-WEBHOOK_BODY_BYTES=13050; STATUS_BYTES=15309; HISTORY_BYTES=7516
+BATCH=10
+case $STORE in
+  # API_MIX: the API exchanges of one wrk round (GET /status, GET /history, POST /ack); API_PER_NOTIFICATION of
+  # them are one notification's.
+  apple) VERIFY=ecdsap256; VERIFIES=4; WEBHOOK_BODY_BYTES=13050; STATUS_BYTES=15309; HISTORY_BYTES=7516
+         API_MIX="status history"; API_PER_NOTIFICATION=2 ;;
+  google) VERIFY=rsa2048; VERIFIES=1; WEBHOOK_BODY_BYTES=1800; STATUS_BYTES=1700; HISTORY_BYTES=0
+          API_MIX="status status status status ack"; API_PER_NOTIFICATION=1.25 ;;
+  *) echo "pipeline-limits.sh: the store is apple or google, not $STORE" >&2; exit 2 ;;
+esac
 DB=storesync_bench_limits
 URL="${ADMIN%/*}/$DB"
 WORK=$(mktemp -d)
@@ -54,17 +67,24 @@ psql -X "$ADMIN" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
 psql -X "$ADMIN" -qc "CREATE DATABASE $DB" >/dev/null
 DATABASE_URL="$URL" "$BIN" migrate >/dev/null 2>&1
 
-before=$(pg_ticks)
-ours=$(DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store apple --notifications "$N" --store-latency-ms "$L" 2>/dev/null | tail -1)
-ours_pg_ticks=$(( $(pg_ticks) - before ))
+# A warm-up run fills the mirror's tables and ANALYZE gives the planner their statistics, as a production database
+# has them: on empty tables the generic plans of the worker's prepared statements would scan instead of using
+# indexes until autovacuum's first ANALYZE, a minute in. (Not the queue's table, whose size comes and goes.)
+DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store "$STORE" --notifications $(( N / 4 + 1 )) --store-latency-ms 0 >/dev/null 2>&1
+psql -X "$URL" -qc "ANALYZE store_purchases, purchase_tokens, customer_subscriptions, invoices, payments, refunds,
+                            purchase_events, notification_receipts, customers, account_tokens, product_mappings"
+ours=$(DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store "$STORE" --notifications "$N" --store-latency-ms "$L" 2>/dev/null | tail -1)
 
-# A body shaped like an App Store notification: random base64 with one 3.5 KB certificate chain three times.
-psql -X -q -v ON_ERROR_STOP=1 "$URL" >/dev/null <<'SQL'
+# Apple: a body shaped like an App Store notification, random base64 with one 3.5 KB certificate chain three
+# times. Google: random base64 the size of a push with its token.
+psql -X -q -v ON_ERROR_STOP=1 -v store="$STORE" "$URL" >/dev/null <<'SQL'
 CREATE FUNCTION pg_temp.random_bytes(n int) RETURNS bytea LANGUAGE sql AS
   $$ SELECT string_agg(decode(md5(random()::text), 'hex'), '') FROM generate_series(1, n / 16) $$;
 CREATE TABLE limits_body AS
-  SELECT convert_to(chain || encode(pg_temp.random_bytes(1500), 'base64') || chain
-                    || encode(pg_temp.random_bytes(500), 'base64') || chain, 'UTF8') AS raw
+  SELECT convert_to(CASE WHEN :'store' = 'apple'
+                         THEN chain || encode(pg_temp.random_bytes(1500), 'base64') || chain
+                              || encode(pg_temp.random_bytes(500), 'base64') || chain
+                         ELSE encode(pg_temp.random_bytes(1344), 'base64') END, 'UTF8') AS raw
   FROM (SELECT encode(pg_temp.random_bytes(2608), 'base64') AS chain) c;
 CREATE TABLE limits_snapshot AS SELECT snapshot FROM store_purchases LIMIT 1;
 SQL
@@ -74,7 +94,7 @@ read -r lo hi < <(psql -X -At -F' ' "$URL" -c \
 {
   echo "BEGIN;"
   for _ in $(seq $BATCH); do
-    echo "INSERT INTO jobs (kind, payload, raw, headers) SELECT 'apple.notification', jsonb_build_object('account_id', 1, 'received_at', now()), raw, '{\"content-type\": \"application/json\"}' FROM limits_body;"
+    echo "INSERT INTO jobs (kind, payload, raw, headers) SELECT '$STORE.notification', jsonb_build_object('account_id', 1, 'received_at', now()), raw, '{\"content-type\": \"application/json\"}' FROM limits_body;"
   done
   echo "COMMIT;"
 } > "$WORK/ingest.sql"
@@ -84,10 +104,10 @@ read -r lo hi < <(psql -X -At -F' ' "$URL" -c \
   echo "DELETE FROM jobs WHERE id IN (SELECT id FROM jobs ORDER BY id LIMIT $BATCH FOR UPDATE SKIP LOCKED) RETURNING octet_length(raw);"
   for i in $(seq $BATCH); do
     echo "\\set p$i :lo + (:client_id * $BATCH + $i) % (:hi - :lo + 1)"
-    echo "INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome, job_id) VALUES ('apple', '', gen_random_uuid()::text, now(), now(), 'mirrored', 1);"
+    echo "INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome, job_id) VALUES ('$STORE', '', gen_random_uuid()::text, now(), now(), 'mirrored', 1);"
     echo "UPDATE store_purchases SET expires_at = now() + interval '1 month', period_start = now(), snapshot = (SELECT snapshot FROM limits_snapshot), as_of = now(), updated_at = now() WHERE id = :p$i;"
     echo "UPDATE customer_subscriptions SET current_period_start = now(), current_period_end = now() + interval '1 month', expires_at = now() + interval '1 month', updated_at = now() WHERE purchase_id = :p$i;"
-    echo "WITH i AS (INSERT INTO invoices (purchase_id, store, store_transaction_id, store_product_id, amount_minor, currency, description, period_start, period_end, issued_at) VALUES (:p$i, 'apple', gen_random_uuid()::text, 'limits.monthly', 999, 'USD', 'renewal', now(), now() + interval '1 month', now()) RETURNING id, store_transaction_id) INSERT INTO payments (invoice_id, store, store_transaction_id, amount_minor, currency, paid_at) SELECT id, 'apple', store_transaction_id, 999, 'USD', now() FROM i;"
+    echo "WITH i AS (INSERT INTO invoices (purchase_id, store, store_transaction_id, store_product_id, amount_minor, currency, description, period_start, period_end, issued_at) VALUES (:p$i, '$STORE', gen_random_uuid()::text, 'limits.monthly', 999, 'USD', 'renewal', now(), now() + interval '1 month', now()) RETURNING id, store_transaction_id) INSERT INTO payments (invoice_id, store, store_transaction_id, amount_minor, currency, paid_at) SELECT id, '$STORE', store_transaction_id, 999, 'USD', now() FROM i;"
     echo "INSERT INTO purchase_events (purchase_id, kind, source, reference, store_event, detail) VALUES (:p$i, 'refreshed', 'notification', gen_random_uuid()::text, 'DID_RENEW', '{\"state\": \"active\", \"auto_renew\": \"true\"}');"
   done
   echo "COMMIT;"
@@ -109,64 +129,82 @@ http_pid=$!
 exec 3> "$WORK/http-floor.in"
 for _ in $(seq 100); do [ -s "$WORK/http-floor.port" ] && break; sleep 0.1; done
 [ -s "$WORK/http-floor.port" ] || { echo "http-floor did not start" >&2; exit 1; }
-cat > "$WORK/floor.lua" <<LUA
+PORT=$(cat "$WORK/http-floor.port")
+cat > "$WORK/webhook.lua" <<LUA
 local body = string.rep("a", $WEBHOOK_BODY_BYTES)
-local n = 0
-request = function()
-  n = n + 1
-  if n % 3 == 1 then return wrk.format("POST", "/webhook/apple", {["Content-Type"] = "application/json"}, body) end
-  if n % 3 == 2 then return wrk.format("GET", "/status") end
-  return wrk.format("GET", "/history")
-end
+request = function() return wrk.format("POST", "/webhook", {["Content-Type"] = "application/json"}, body) end
 LUA
+{
+  echo "local mix = {}"
+  for exchange in $API_MIX; do
+    case $exchange in
+      ack) echo 'table.insert(mix, wrk.format("POST", "/ack", {["Content-Length"] = "0"}, ""))' ;;
+      *) echo "table.insert(mix, wrk.format(\"GET\", \"/$exchange\"))" ;;
+    esac
+  done
+  echo 'local n = 0'
+  echo 'request = function() n = n + 1; return mix[(n - 1) % #mix + 1] end'
+} > "$WORK/api.lua"
 proc_ticks() { local stat; read -r stat < "/proc/$1/stat"; set -- ${stat#*) }; echo $(( ${12} + ${13} )); }
-server_before=$(proc_ticks "$http_pid")
-# `times` in the subshell prints its children's (wrk's) user and system time on its second line.
-http=$(wrk -t "$(nproc)" -c 64 -d 10s -s "$WORK/floor.lua" "http://127.0.0.1:$(cat "$WORK/http-floor.port")/" \
-         || echo "wrk failed" >&2
-       times)
-http_server_ticks=$(( $(proc_ticks "$http_pid") - server_before ))
+# One wrk run of SCRIPT: prints its requests, its own CPU seconds and the server's CPU ticks. `times` in the
+# subshell prints its children's (wrk's) user and system time on its second line.
+wrk_run() {
+  local before out requests client
+  before=$(proc_ticks "$http_pid")
+  out=$(wrk -t "$(nproc)" -c 64 -d 8s -s "$1" "http://127.0.0.1:$PORT/" || echo "wrk failed" >&2
+        times)
+  requests=$(echo "$out" | awk '/requests in/ {print $1}')
+  [ -n "$requests" ] || { echo "pipeline-limits: wrk reported no requests:" >&2; echo "$out" >&2; exit 1; }
+  client=$(echo "$out" | tail -1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }; print t }')
+  echo "$requests $client $(( $(proc_ticks "$http_pid") - before ))"
+}
+read -r webhook_requests _ webhook_server_ticks < <(wrk_run "$WORK/webhook.lua")
+read -r api_requests api_client_cpu _ < <(wrk_run "$WORK/api.lua")
 exec 3>&-
 wait "$http_pid"
-http_requests=$(echo "$http" | awk '/requests in/ {print $1}')
-[ -n "$http_requests" ] || { echo "pipeline-limits: wrk reported no requests:" >&2; echo "$http" >&2; exit 1; }
-http_client_cpu=$(echo "$http" | tail -1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }; print t }')
 
-speed=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa/ {print $(NF-1), $NF}' | tail -1)
+# The last two columns of `openssl speed`'s result line: signatures and verifications per second.
+speed=$(openssl speed -seconds 3 "$VERIFY" 2>/dev/null | awk '/(256 bits ecdsa|rsa 2048 bits)/ {print $(NF-1), $NF}' | tail -1)
 
-python3 - "$ours" "$ours_pg_ticks" "$floor_notifications" "$floor_tps" "$floor_pg_ticks" "$speed" \
-  "$VERIFIES" "$SIGNS" "$BATCH" "$(nproc)" "$http_requests" "$http_client_cpu" "$http_server_ticks" <<'PY'
+python3 - "$STORE" "$ours" "$floor_notifications" "$floor_tps" "$floor_pg_ticks" "$speed" \
+  "$VERIFIES" "$BATCH" "$(nproc)" "$webhook_requests" "$webhook_server_ticks" "$api_requests" "$api_client_cpu" \
+  "$API_PER_NOTIFICATION" <<'PY'
 import json, sys
-(ours, ours_ticks, floor_txns, floor_tps, floor_ticks, speed, verifies, signs, batch, cores,
- http_requests, http_client_cpu, http_server_ticks) = sys.argv[1:]
+(store, ours, floor_txns, floor_tps, floor_ticks, speed, verifies, batch, cores,
+ webhook_requests, webhook_server_ticks, api_requests, api_client_cpu, api_per_notification) = sys.argv[1:]
 ours = json.loads(ours)
 n = ours["notifications"]
-sign_per_s, verify_per_s = (float(x) for x in speed.split())
-verifies, signs, batch, cores = int(verifies), int(signs), int(batch), int(cores)
+_, verify_per_s = (float(x) for x in speed.split())
+verifies, batch, cores = int(verifies), int(batch), int(cores)
 # Half the pgbench transactions ingest BATCH notifications, half mirror BATCH.
 floor_n = int(floor_txns) * batch / 2
-ours_cpu = (ours["process_cpu_s"] + int(ours_ticks) / 100) * 1000 / n
+ours_process = ours["storesync_cpu_s"] * 1000 / n
+ours_pg = ours["postgres_cpu_ms_per_notification"]
+ours_cpu = ours_process + ours_pg
 floor_pg = int(floor_ticks) / 100 * 1000 / floor_n
-crypto = verifies * 1000 / verify_per_s + signs * 1000 / sign_per_s
-# Three exchanges a notification.
-http = (float(http_client_cpu) + int(http_server_ticks) / 100) * 1000 / (int(http_requests) / 3)
-floor_cpu = floor_pg + crypto + http
+crypto = verifies * 1000 / verify_per_s
+webhook = int(webhook_server_ticks) / 100 * 1000 / int(webhook_requests)
+api = float(api_client_cpu) * 1000 / int(api_requests) * float(api_per_notification)
+floor_cpu = floor_pg + crypto + webhook + api
 print(json.dumps({
-    "benchmark": "pipeline-limits", "store": "apple", "notifications": n, "store_latency_ms": ours["store_latency_ms"],
+    "benchmark": "pipeline-limits", "store": store, "notifications": n, "store_latency_ms": ours["store_latency_ms"],
     "cores": cores,
     "storesync": {
         "notifications_per_sec": ours["notifications_per_sec"],
-        "process_cpu_ms_per_notification": round(ours["process_cpu_s"] * 1000 / n, 3),
-        "postgres_cpu_ms_per_notification": round(int(ours_ticks) / 100 * 1000 / n, 3),
+        "process_cpu_ms_per_notification": round(ours_process, 3),
+        "postgres_cpu_ms_per_notification": round(ours_pg, 3),
         "cpu_ms_per_notification": round(ours_cpu, 3),
+        "store_calls_per_notification": ours["store_calls_per_notification"],
         "dead_letters": ours["dead_letters"],
     },
+    "simulator_cpu_ms_per_notification": ours["stores_cpu_ms_per_notification"],
     "floor": {
         "postgres_only_notifications_per_sec": round(float(floor_tps) * batch / 2, 1),
         "postgres_cpu_ms_per_notification": round(floor_pg, 3),
-        "es256_verifies": verifies, "es256_signatures": signs,
+        "verifications": verifies,
         "crypto_cpu_ms_per_notification": round(crypto, 3),
-        "http_cpu_ms_per_notification": round(http, 3),
+        "webhook_server_cpu_ms_per_notification": round(webhook, 3),
+        "api_client_cpu_ms_per_notification": round(api, 3),
         "cpu_ms_per_notification": round(floor_cpu, 3),
         "notifications_per_sec_bound": round(cores * 1000 / floor_cpu, 1),
     },

@@ -36,18 +36,21 @@ struct BenchCommand: Command {
                 accepted requests per second and p50/p99 latency to a committed job. Needs a migrated,
                 throwaway database (the jobs stay). Compare with ../shared/bench/verify-limits.sh (OpenSSL's single-core rates, the
                 physical limit) run right after it.
-        pipeline  One store's path end to end in this one process: the local App Store (or, with --store
-                google, Play Store) simulator (each of its API answers delayed L ms, the store's rate limits
-                lifted) posts N signed notifications (Play: authenticated Pub/Sub pushes) — S
-                subscriptions (default N/4) bought, then renewed; 64 scenario calls at a time, or R per
-                second with --rate — to the webhook endpoint on a free loopback port, and a worker with C
-                slots (default 256; its store client may hold C requests at once) and the production
-                handlers re-fetches and mirrors them. Seeding (account, connection, mapped product, customers
-                with tokens) is not measured. Prints notifications_per_sec (first accepted webhook to last
-                committed outcome), p50/p99 latency from receipt to committed mirror, store calls per
-                notification, peak RSS, dead letters, invoices, and the follow-up jobs the notifications
-                queued (Play acknowledgements, waited for but not timed); exits 1 unless all N were mirrored
-                with no dead letter. Needs a migrated, throwaway database (each run adds an account and its mirror).
+        pipeline  One store's path end to end: the local App Store (or, with --store google, Play Store)
+                simulator, in a process of its own (`bench pipeline-store`, which this starts; not for use by
+                hand), its API answers delayed L ms and the store's rate limits lifted, posts N signed
+                notifications (Play: authenticated Pub/Sub pushes) — S subscriptions (default N/4) bought, then
+                renewed; 64 scenario calls at a time, or R per second with --rate — to the webhook endpoint on a
+                free loopback port of this process, and a worker here with C slots (default 256; its store client
+                may hold C requests at once) and the production handlers re-fetches and mirrors them. Seeding
+                (account, connection, mapped product, customers with tokens) is not measured. Prints
+                notifications_per_sec (first accepted webhook to last committed outcome), p50/p99 latency from
+                receipt to committed mirror, store calls per notification (in all, per endpoint, per quota
+                bucket), CPU per notification of this process (StoreSync's), of the simulator's and of the
+                machine's PostgreSQL, peak RSS, dead letters, invoices, and the follow-up jobs the notifications
+                queued (Play acknowledgements, waited for and in the CPU figures, not in the rate); exits 1 unless
+                all N were mirrored with no dead letter. Needs a migrated, throwaway database (each run adds an
+                account and its mirror).
         resync  Seeds N live purchases in the local store simulators and the database (a throwaway, migrated
                 one), runs the daily resync's fan-out with the rate budget lifted and drains it with C slots
                 (default 128): purchases re-fetched and applied per second for each store, and the projected

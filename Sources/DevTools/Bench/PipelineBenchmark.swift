@@ -108,16 +108,19 @@ enum PipelineBenchmark {
                     let go = PipelineStoreProcess.Go(
                         latencyMilliseconds: Int(settings.storeLatency.milliseconds), notifications: settings.notifications,
                         subscriptions: settings.subscriptions, senders: settings.senders, rate: settings.rate, tokens: seeded.tokens)
-                    let (cpu, storesCPU) = (CPUTime.now().total, stores.cpu())
+                    let (cpu, storesCPU, postgresCPU) = (CPUTime.now().total, stores.cpu(), CPUTime.postgres())
                     let sent = try await stores.send(go)
                     let settled = await recorder.waitForOutcomes(sent.accepted, stallTimeout: stallTimeout)
                     let outcomes = recorder.snapshot
-                    let (cpuTime, storesCPUTime) = (CPUTime.now().total - cpu, stores.cpu() - storesCPU)
                     let drained = settled
                         ? try await waitForFollowUps(seeded, pool: workerPool, recorder: recorder, stallTimeout: stallTimeout)
                         : false
+                    // CPU until the follow-ups are done too: they are part of what the notifications cost.
+                    let (cpuTime, storesCPUTime) = (CPUTime.now().total - cpu, stores.cpu() - storesCPU)
+                    let postgresCPUTime = CPUTime.postgres().flatMap { end in postgresCPU.map { end - $0 } }
                     return MeasuredRun(seeded: seeded, sent: sent, settled: settled && drained, outcomes: outcomes,
                                        followUps: recorder.snapshot.otherCompleted, cpu: cpuTime, storesCPU: storesCPUTime,
+                                       postgresCPU: postgresCPUTime,
                                        storeCalls: try await stores.requestCounts())
                 }
             }
@@ -265,9 +268,10 @@ enum PipelineBenchmark {
         let outcomes: PipelineRecorder.Snapshot
         /// Jobs of other kinds the notifications queued (Google's acknowledgements), completed, by kind.
         let followUps: [String: Int]
-        /// StoreSync's (this process's) and the stores' process's.
+        /// StoreSync's (this process's), the stores' process's, and PostgreSQL's when it runs on this machine.
         let cpu: Duration
         let storesCPU: Duration
+        let postgresCPU: Duration?
         let storeCalls: [String: Int]
     }
 
@@ -338,6 +342,7 @@ enum PipelineBenchmark {
             ("peak_rss_mib", peakRSS), ("storesync_cpu_s", .double(round2(run.cpu.seconds))),
             ("storesync_cpu_ms_per_notification", milliseconds(run.cpu)), ("stores_cpu_s", .double(round2(run.storesCPU.seconds))),
             ("stores_cpu_ms_per_notification", milliseconds(run.storesCPU)),
+            ("postgres_cpu_ms_per_notification", run.postgresCPU.map(milliseconds) ?? .null),
             ("store_latency_ms", .int(Int(settings.storeLatency.milliseconds))), ("concurrency", .int(settings.concurrency)),
             ("subscriptions", .int(settings.subscriptions)), ("senders", .int(settings.senders)),
             ("offered_rate", settings.rate.map { .int($0) } ?? .null),

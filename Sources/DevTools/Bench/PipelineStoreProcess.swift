@@ -82,15 +82,8 @@ final class PipelineStoreProcess: Sendable {
         return try await Self.read([String: Int].self, from: output)
     }
 
-    /// CPU time the child has used so far, from /proc (user + system).
-    func cpu() -> Duration {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return .zero }
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        // Fields 14 and 15 of stat(5) (utime, stime) are the 12th and 13th after the command name.
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return .zero }
-        return .milliseconds((user + system) * 1000 / Int(sysconf(Int32(_SC_CLK_TCK))))
-    }
+    /// CPU time the child has used so far.
+    func cpu() -> Duration { CPUTime.of(pid) ?? .zero }
 
     /// Ends the child's input and waits for it to exit.
     func stop() async { await Self.stop(process, input: input) }
