@@ -23,6 +23,9 @@ public enum Mirror {
         /// holds live at that amount already. The two answers' reads of one lineage are not ordered exactly by
         /// `asOf`, so the caller has a fresh read decide.
         public let staleRefunds: Int
+        /// The snapshot's purchase token was acknowledged already when it was applied (Google: an acknowledgement
+        /// that committed after the store answered still pending).
+        public let tokenAcknowledged: Bool
 
         /// A short word for the job's outcome and the logs.
         public var summary: String {
@@ -115,6 +118,8 @@ struct KnownState {
     let tokenReplaced: Bool
     /// The snapshot's token replaced a token the mirror still holds as the lineage's current one.
     let succeedsCurrentToken: Bool
+    /// The snapshot's token is recorded as acknowledged (`PurchaseTokens.recordAcknowledgement`).
+    var tokenAcknowledged = false
     /// A charge the snapshot shows without a refund, in a copy signed at or after the refund, has a live refund
     /// booked: the store reversed it, if its refunds are reversible at all. Known here, the common case — nothing
     /// to reverse — costs no statement of its own.
@@ -136,8 +141,7 @@ struct KnownState {
                    p.id, p.customer_id::text, p.as_of, p.store_state,
                    (SELECT customer_id::text FROM account_tokens WHERE token = $5::uuid AND account_id = $6),
                    (SELECT id::text FROM customers WHERE id = $5::uuid AND account_id = $6),
-                   EXISTS (SELECT 1 FROM purchase_tokens
-                           WHERE connection_id = $1 AND purchase_token = $7 AND replaced_by IS NOT NULL),
+                   t.replaced_by IS NOT NULL, t.acknowledged_at IS NOT NULL,
                    EXISTS (SELECT 1 FROM purchase_tokens
                            WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL
                              AND purchase_id = p.id),
@@ -150,6 +154,7 @@ struct KnownState {
                                         AND f.reversed_at IS NULL AND f.amount_minor >= r.amount))
             FROM (SELECT 1) AS one
             LEFT JOIN store_purchases p ON p.connection_id = $1 AND p.lineage = $2
+            LEFT JOIN purchase_tokens t ON t.connection_id = $1 AND t.purchase_token = $7
             """, [connectionID, snapshot.lineage, snapshot.productID, snapshot.basePlanID ?? "", tokenUUID,
                   accountID, snapshot.purchaseToken, PostgresArray(snapshot.replacedTokens),
                   snapshot.store.rawValue, PostgresArray(unrefunded.map(\.transactionID)),
@@ -179,8 +184,9 @@ extension KnownState {
         state = stateName.flatMap(StoreState.init(rawValue:))
         self.token = token
         tokenReplaced = try row.decode(7)
-        succeedsCurrentToken = try row.decode(8)
-        refundsToReverse = try row.decode(9)
-        refundsNotHeld = try row.decode(10)
+        tokenAcknowledged = try row.decode(8)
+        succeedsCurrentToken = try row.decode(9)
+        refundsToReverse = try row.decode(10)
+        refundsNotHeld = try row.decode(11)
     }
 }

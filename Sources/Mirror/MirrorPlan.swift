@@ -54,6 +54,7 @@ struct MirrorPlan: Equatable {
     let state: StoreState
     /// Refunds of a stale answer left to a fresh read (`Mirror.Outcome.staleRefunds`).
     let staleRefunds: Int
+    let tokenAcknowledged: Bool
 
     /// Throws `MirrorError(.productNotMapped)` when the snapshot's product maps to no plan price, and
     /// `.ownershipConflict` when `claimant` may not have the purchase (`Linking.decide`).
@@ -108,6 +109,7 @@ struct MirrorPlan: Equatable {
         }
         self.timeline = timeline
         previousState = known.state
+        tokenAcknowledged = known.tokenAcknowledged
         state = fresh ? snapshot.state : (known.state ?? snapshot.state)
     }
 
@@ -132,6 +134,6 @@ struct MirrorPlan: Equatable {
         Mirror.Outcome(purchaseID: purchaseID, applied: fresh, customerID: customerID, linkedNow: linkedNow,
                        previousState: previousState, state: state, chargesBooked: booked.charges.count,
                        refundsBooked: booked.refunds.count, refundsReversed: booked.reversals.count,
-                       staleRefunds: staleRefunds)
+                       staleRefunds: staleRefunds, tokenAcknowledged: tokenAcknowledged)
     }
 }

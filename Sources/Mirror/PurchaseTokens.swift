@@ -12,6 +12,41 @@ public enum PurchaseTokens {
             """, [connectionID, token]).first?.decode(0)
     }
 
+    /// What the mirror knows of a purchase token before the store is asked about it, on one of the account's
+    /// connections of the app: read with the connections and the receipt, it spares a notification's re-fetch the
+    /// round trips that would otherwise ask for the lineage and for the charges booked already.
+    public struct Known: Sendable, Equatable {
+        public let connectionID: Int64
+        public let lineage: String
+        /// The store transaction ids of the lineage's latest invoices, newest first: which recent charges need no
+        /// store read to be booked.
+        public let bookedCharges: Set<String>
+    }
+
+    /// `token` (nil matches nothing) on each of the account's connections of `appIdentifier` on `store` that holds it,
+    /// with at most `recentCharges` booked charges.
+    public static func known(token: String?, accountID: Int64, store: Store, appIdentifier: String,
+                             recentCharges: Int) -> PostgresQuery<[Known]> {
+        PostgresQuery("""
+            SELECT t.connection_id, p.lineage, i.store_transaction_id
+            FROM store_connections c
+            JOIN purchase_tokens t ON t.connection_id = c.id AND t.purchase_token = $4
+            JOIN store_purchases p ON p.id = t.purchase_id
+            LEFT JOIN LATERAL (SELECT store_transaction_id FROM invoices WHERE purchase_id = p.id ORDER BY id DESC LIMIT $5) i
+                ON true
+            WHERE c.account_id = $1 AND c.store = $2 AND c.app_identifier = $3
+            """, [accountID, store.rawValue, appIdentifier, token, recentCharges]) { rows in
+            var known: [Int64: (lineage: String, charges: Set<String>)] = [:]
+            for row in rows {
+                let connectionID: Int64 = try row.decode(0)
+                let lineage: String = try row.decode(1)
+                let charge: String? = try row.decodeOptional(2)
+                known[connectionID, default: (lineage, [])].charges.formUnion(charge.map { [$0] } ?? [])
+            }
+            return known.map { Known(connectionID: $0.key, lineage: $0.value.lineage, bookedCharges: $0.value.charges) }
+        }
+    }
+
     /// Every token recorded for `lineage`: the orders any of them was charged by belong to the lineage.
     public static func tokens(ofLineage lineage: String, connectionID: Int64, on db: isolated PostgresConnection) throws
         -> [String]
@@ -40,6 +75,15 @@ public enum PurchaseTokens {
     static func record(_ chain: [Link], purchaseID: Int64, connectionID: Int64,
                        on db: isolated PostgresConnection) throws -> [String] {
         guard !chain.isEmpty else { return [] }
+        if chain.count == 1 {
+            // A token that replaced none (every renewal of a purchase) marks nothing replaced: the insert goes out with
+            // the next statement, and a token known already is left as it is.
+            try db.queryLater("""
+                INSERT INTO purchase_tokens (connection_id, purchase_token, purchase_id) VALUES ($1, $2, $3)
+                ON CONFLICT (connection_id, purchase_token) DO NOTHING
+                """, [connectionID, chain[0].token, purchaseID])
+            return []
+        }
         return try db.query("""
             WITH c AS (SELECT * FROM unnest($3::text[], $4::text[]) AS c(token, replaced_by)),
             inserted AS (
@@ -65,13 +109,6 @@ extension PurchaseTokens {
             LEFT JOIN purchase_tokens t ON t.purchase_id = p.id AND t.replaced_by IS NULL
             WHERE p.connection_id = $1 AND p.lineage = $2 LIMIT 1
             """, [connectionID, lineage]).first.map { (token: try $0.decodeOptional(0), state: try $0.decode(1)) }
-    }
-
-    /// Whether Google was told of `token`'s acknowledgement already.
-    public static func isAcknowledged(_ token: String, connectionID: Int64, on db: isolated PostgresConnection) throws -> Bool {
-        try db.query("""
-            SELECT acknowledged_at IS NOT NULL FROM purchase_tokens WHERE connection_id = $1 AND purchase_token = $2
-            """, [connectionID, token]).first?.decode(0, as: Bool.self) ?? false
     }
 
     /// Marks `token` acknowledged. The purchase stops needing an acknowledgement only once its current token

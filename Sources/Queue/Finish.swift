@@ -2,27 +2,17 @@ import Foundation
 import Postgres
 
 /// Database work a job does as part of its completion. It runs inside the completion's transaction (in a
-/// savepoint of its own), so its effects commit if and only if the job is recorded as done. It returns nil,
-/// or an `OutcomeOverride` when what it finds there changes what the job turned out to be.
-public typealias JobWrites = @Sendable (isolated PostgresConnection) throws -> OutcomeOverride?
-
-/// The outcome a job completes with instead of the one its handler chose, for what only its writes can see:
-/// the handler decides before the completion's transaction, so a concurrent delivery of the same notification
-/// that committed its receipt in between is found by the writes alone, and the job must then be reported
-/// (logged, counted) as the duplicate it is, not as what it would have done.
-public struct OutcomeOverride: Sendable, Equatable {
-    public let outcome: String
-
-    public init(_ outcome: String) {
-        self.outcome = outcome
-    }
-}
+/// savepoint of its own), so its effects commit if and only if the job is recorded as done. Writes that record a
+/// notification's receipt (`NotificationReceipts.record`) and find it recorded already are rolled back and their
+/// job completes as `duplicate`: the handler decided before the completion's transaction, so a concurrent delivery
+/// of the same notification that committed in between is found by the writes alone.
+public typealias JobWrites = @Sendable (isolated PostgresConnection) throws -> Void
 
 /// How one leased job ends this attempt.
 public struct Finish: Sendable {
     public enum Result: Sendable {
-        /// Done; the job row is deleted. `outcome` is a short word for logs and metrics, unless the writes
-        /// override it.
+        /// Done; the job row is deleted. `outcome` is a short word for logs and metrics (`duplicate` instead when
+        /// the writes find their notification's receipt recorded already).
         case completed(outcome: String)
         /// Run again once `after` has passed; `error` is appended to the job's error history. A delay, not a
         /// time: the queue adds it to the database's `now()`, the clock the lease query compares `run_at` with,

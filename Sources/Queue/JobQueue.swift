@@ -28,6 +28,12 @@ public struct JobQueue: Sendable {
             .flatMap { try $0.decodeOptional(0, as: Int64.self) }
     }
 
+    /// `enqueue` for a caller inside a transaction that needs no id back: the job goes out with the transaction's
+    /// next statement (or its end) instead of costing a round trip of its own.
+    public static func enqueueLater(_ job: NewJob, on connection: isolated PostgresConnection) throws {
+        try connection.queryLater(Statements.enqueue, enqueueParameters(job))
+    }
+
     private static func enqueueParameters(_ job: NewJob) -> [any PostgresEncodable] {
         [job.kind, job.payload, job.raw, job.headers, Int(job.priority), job.runAt, job.maxAttempts, job.uniqueKey]
     }
@@ -106,8 +112,8 @@ public struct JobQueue: Sendable {
     }
 
     /// Records many outcomes with one commit. Each job's writes run in their own savepoint, so one job's
-    /// failure never undoes another's; a job whose lease is gone has its writes rolled back; writes that
-    /// return an `OutcomeOverride` have their job reported done with that outcome.
+    /// failure never undoes another's; a job whose lease is gone has its writes rolled back; writes that find
+    /// their notification's receipt recorded already are rolled back, and their job reported done as `duplicate`.
     public static func finish(_ batch: [Finish], owner: String, policy: RetryPolicy = RetryPolicy(),
                               on connection: isolated PostgresConnection) throws -> [FinishReport]
     {
@@ -147,9 +153,9 @@ public struct JobQueue: Sendable {
             do {
                 guard held.contains(finish.lease) else { throw LeaseLost() }
                 if let key = finish.serialKey, let failure = failedKeys[key] { throw failure }
-                if let override = try connection.transaction({ connection in try writes(connection) }) {
-                    results[index] = .completed(outcome: override.outcome)
-                }
+                try connection.transaction { connection in try writes(connection) }
+            } catch let error where NotificationReceipts.isDuplicate(error) {
+                results[index] = .completed(outcome: "duplicate")
             } catch is LeaseLost {
                 reports[index] = .leaseLost
                 results[index] = .completed(outcome: "lease lost")

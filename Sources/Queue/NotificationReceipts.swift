@@ -33,17 +33,24 @@ public enum NotificationReceipts {
         }
     }
 
-    /// Records that the message was processed with `outcome`; returns false (and writes nothing) when it
-    /// had already been recorded — the caller then must not apply its effects.
+    /// Records that the message was processed with `outcome`. The insert travels with the transaction's next
+    /// statement (or its end) rather than costing a round trip of its own: on the worker's hot path it goes out with
+    /// the lineage lock. A message recorded already fails it with a unique violation (`isDuplicate`), which aborts
+    /// what was sent with it, so the caller's effects are never written twice; rolled back to its savepoint, the job
+    /// is the duplicate it turned out to be.
     public static func record(store: String, scope: String, messageID: String, receivedAt: Date, jobID: Int64?,
-                              outcome: String, on connection: isolated PostgresConnection) throws -> Bool {
-        let rows = try connection.query("""
+                              outcome: String, on connection: isolated PostgresConnection) throws {
+        try connection.queryLater("""
             INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome, job_id)
             VALUES ($1, $2, $3, $4, now(), $5, $6)
-            ON CONFLICT (store, scope, message_id) DO NOTHING
-            RETURNING 1
             """, [store, scope, messageID, receivedAt, outcome, jobID])
-        return !rows.isEmpty
+    }
+
+    /// Whether `error` is `record` finding the message recorded already (by a concurrent delivery that committed
+    /// first, or within the same transaction).
+    public static func isDuplicate(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return error.code == .uniqueViolation && error.constraint == "notification_receipts_pkey"
     }
 
     /// Deletes receipts older than the window, `batchSize` rows per statement so a large backlog never

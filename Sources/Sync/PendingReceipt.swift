@@ -17,15 +17,15 @@ struct PendingReceipt: Sendable {
     let jobID: Int64
 
     /// Completes the job: records the notification as seen with `outcome`, then applies `effects` — unless a
-    /// concurrent delivery of the same notification recorded it first, in which case nothing else is written
-    /// and the job completes as `duplicate`, exactly like a delivery that found the receipt before it began.
+    /// concurrent delivery of the same notification recorded it first, in which case nothing is written and the
+    /// job completes as `duplicate`, exactly like a delivery that found the receipt before it began (the receipt
+    /// goes out with the effects' first statement and fails it: `NotificationReceipts.record`).
     /// `serialKey` names what `effects` lock (see `JobResult.serialKey`).
     func complete(_ outcome: String, serialKey: String? = nil, then effects: Effects? = nil) -> JobResult {
         .done(outcome, writes: { db in
-            guard try NotificationReceipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,
-                                      jobID: jobID, outcome: outcome, on: db) else { return OutcomeOverride("duplicate") }
+            try NotificationReceipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,
+                                            jobID: jobID, outcome: outcome, on: db)
             try effects?(db)
-            return nil
         }, serialKey: serialKey)
     }
 }

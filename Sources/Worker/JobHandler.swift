@@ -16,8 +16,8 @@ public struct JobContext: Sendable {
 public struct JobResult: Sendable {
     /// A short word for logs and metrics: `completed`, `duplicate`, `skipped: environment mismatch`, …
     public let outcome: String
-    /// Database writes committed in the same transaction as the job's completion, or not at all; they may
-    /// override `outcome` with what they found there (see `OutcomeOverride`).
+    /// Database writes committed in the same transaction as the job's completion, or not at all (see `JobWrites`
+    /// for the one outcome they can change).
     public let writes: JobWrites?
     /// What the writes lock, when other jobs' writes may lock it too (see `Finish.serialKey`).
     public let serialKey: String?

@@ -255,7 +255,7 @@ import Testing
         let booked = Booking.Result(charges: ["t1", "t2"], refunds: [], reversals: [])
         #expect(plan.outcome(purchaseID: 9, booked: booked) == Mirror.Outcome(
             purchaseID: 9, applied: false, customerID: nil, linkedNow: false, previousState: .active, state: .active,
-            chargesBooked: 2, refundsBooked: 0, refundsReversed: 0, staleRefunds: 2))
+            chargesBooked: 2, refundsBooked: 0, refundsReversed: 0, staleRefunds: 2, tokenAcknowledged: false))
     }
 
     // MARK: Purchase tokens

@@ -31,10 +31,8 @@ import Testing
         ]
         try await TestDatabase.with { database in
             for (index, scope) in longest.enumerated() {
-                let recorded = try await database.pool.transaction { connection in
-                    try NotificationReceipts.record(store: "google", scope: scope, messageID: "1", receivedAt: Date(), jobID: Int64(index),
-                                        outcome: "mirrored", on: connection)
-                }
+                let recorded = try await database.recordReceipt(store: "google", scope: scope, messageID: "1", jobID: Int64(index),
+                                                                outcome: "mirrored")
                 #expect(recorded, "a scope of \(scope.utf8.count) bytes")
             }
         }

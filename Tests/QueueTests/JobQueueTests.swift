@@ -31,7 +31,6 @@ import Testing
     private func recordEffect(of job: LeasedJob) -> JobWrites {
         { connection in
             try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, 'a')", [job.id, job.attempt])
-            return nil
         }
     }
 
@@ -135,7 +134,6 @@ import Testing
 
             let write: JobWrites = { connection in
                 try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES (1, 1, 'stale')")
-                return nil
             }
             let staleReport = try await finish(database, [Finish(job: stale[0], result: .completed(outcome: "ok"), writes: write)],
                                                owner: "stale")
@@ -296,7 +294,6 @@ import Testing
             func record(_ job: LeasedJob) -> JobWrites {
                 { connection in
                     try connection.query("INSERT INTO write_order (job_id) VALUES ($1)", [job.id])
-                    return nil
                 }
             }
             let keys: [String?] = ["lineage:b", nil, "lineage:a", "lineage:b", "lineage:a"]
@@ -335,20 +332,33 @@ import Testing
         }
     }
 
-    /// Writes see what their handler could not (a receipt a concurrent delivery committed meanwhile): the
-    /// outcome they return is the one reported, for their own job only.
-    @Test func writesCanOverrideTheirJobsOutcome() async throws {
+    /// Writes see what their handler could not (a receipt a concurrent delivery committed meanwhile): writes that
+    /// find their notification's receipt recorded already are rolled back, and only their own job is reported as
+    /// the duplicate.
+    @Test func writesFindingTheirReceiptRecordedCompleteAsDuplicates() async throws {
         try await TestDatabase.with { database in
             let jobs = try await threeLeasedJobs(database)
-            let overriding: JobWrites = { _ in OutcomeOverride("duplicate") }
+            let received = Date()
+            let firstDelivery = try await database.pool.query("""
+                INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome)
+                VALUES ('apple', '', 'uuid-1', $1, now(), 'mirrored')
+                """, [received])
+            #expect(firstDelivery.affectedRows == 1)
+            let redelivery: JobWrites = { connection in
+                try NotificationReceipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: received, jobID: jobs[0].id,
+                                                outcome: "mirrored", on: connection)
+                try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, 'a')",
+                                     [jobs[0].id, jobs[0].attempt])
+            }
             let reports = try await finish(database, [
-                Finish(job: jobs[0], result: .completed(outcome: "mirrored"), writes: overriding),
+                Finish(job: jobs[0], result: .completed(outcome: "mirrored"), writes: redelivery),
                 Finish(job: jobs[1], result: .completed(outcome: "mirrored"), writes: recordEffect(of: jobs[1])),
                 Finish(job: jobs[2], result: .completed(outcome: "mirrored")),
             ], owner: "a")
             #expect(reports == [.completed(outcome: "duplicate"), .completed(outcome: "mirrored"),
                                 .completed(outcome: "mirrored")])
-            #expect(try await count(database, "SELECT count(*) FROM test_effects") == 1)
+            let effects = try await database.pool.query("SELECT job_id FROM test_effects").map { try $0.decode(0, as: Int64.self) }
+            #expect(effects == [jobs[1].id])
             #expect(try await count(database, "SELECT count(*) FROM jobs") == 0)
         }
     }

@@ -47,10 +47,8 @@ import Testing
         try await TestDatabase.with { database in
             var recorded: [Bool] = []
             for (index, key) in deliveries.keys.enumerated() {
-                recorded.append(try await database.pool.transaction { connection in
-                    try NotificationReceipts.record(store: key.store, scope: key.scope, messageID: key.messageID, receivedAt: Date(),
-                                        jobID: Int64(index), outcome: "delivery \(index)", on: connection)
-                })
+                recorded.append(try await database.recordReceipt(store: key.store, scope: key.scope, messageID: key.messageID,
+                                                                 jobID: Int64(index), outcome: "delivery \(index)"))
             }
             #expect(recorded == deliveries.recorded)
             // Each key's receipt is its first delivery's; a scope nothing was recorded under has none.
@@ -71,18 +69,11 @@ import Testing
     @Test func secondRecordOfAMessageIsRefused() async throws {
         try await TestDatabase.with { database in
             let received = Date().addingTimeInterval(-5)
-            let first = try await database.pool.transaction { connection in
-                try NotificationReceipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: received, jobID: 7,
-                                    outcome: "applied", on: connection)
-            }
-            let second = try await database.pool.transaction { connection in
-                try NotificationReceipts.record(store: "apple", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 8,
-                                    outcome: "applied", on: connection)
-            }
-            let otherStore = try await database.pool.transaction { connection in
-                try NotificationReceipts.record(store: "google", scope: "", messageID: "uuid-1", receivedAt: Date(), jobID: 9,
-                                    outcome: "applied", on: connection)
-            }
+            let first = try await database.recordReceipt(store: "apple", scope: "", messageID: "uuid-1", receivedAt: received,
+                                                         jobID: 7, outcome: "applied")
+            let second = try await database.recordReceipt(store: "apple", scope: "", messageID: "uuid-1", jobID: 8, outcome: "applied")
+            let otherStore = try await database.recordReceipt(store: "google", scope: "", messageID: "uuid-1", jobID: 9,
+                                                              outcome: "applied")
             #expect(first && !second && otherStore)
             let receipt = try await database.pool.transaction { connection in
                 try NotificationReceipts.lookup(store: "apple", scope: "", messageID: "uuid-1", on: connection)

@@ -36,7 +36,6 @@ import Worker
                 try db.query("SELECT pg_sleep(0.005)")
                 try db.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, $3)",
                              [job.id, job.attempt, key])
-                return nil
             }, serialKey: key)
         }
     }

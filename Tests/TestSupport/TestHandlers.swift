@@ -71,7 +71,6 @@ struct RecordHandler: JobHandler {
         return .done("recorded") { connection in
             try connection.query("INSERT INTO test_effects (job_id, attempt, worker) VALUES ($1, $2, $3)",
                                  [id, attempt, worker])
-            return nil
         }
     }
 }

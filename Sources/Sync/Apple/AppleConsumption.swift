@@ -35,7 +35,7 @@ struct AppleConsumptionScheduler: Sendable {
         let job = try NewJob(task, priority: AppleConsumptionHandler.priority,
                              uniqueKey: "apple.consumption:\(connection.id):\(transactionID)")
         return receipt.complete("consumption answer scheduled") { db in
-            _ = try JobQueue.enqueue(job, on: db)
+            try JobQueue.enqueueLater(job, on: db)
         }
     }
 }

@@ -30,7 +30,6 @@ struct AppleResyncHandler: JobHandler {
                 if !followUp { try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db) }
                 try AppleFollowUp.follow(fetched, outcome: outcome, connection: connection, logger: context.logger, on: db)
             }
-            return nil
         }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage))
     }
 }

@@ -20,7 +20,7 @@ enum GoogleAcknowledgement {
     static func scheduleIfNeeded(_ snapshot: StoreSnapshot, outcome: Mirror.Outcome, connection: StoreConnection,
                                  on db: isolated PostgresConnection) throws {
         guard snapshot.needsAcknowledgement, outcome.customerID != nil, let token = snapshot.purchaseToken else { return }
-        guard try !PurchaseTokens.isAcknowledged(token, connectionID: connection.id, on: db) else {
+        guard !outcome.tokenAcknowledged else {
             // An answer fetched before that acknowledgement committed still says pending; applied fresh, it set
             // the purchase's flag again for a token that is done.
             if outcome.applied { try Purchases.clearNeedsAcknowledgement(purchaseID: outcome.purchaseID, on: db) }
@@ -29,7 +29,7 @@ enum GoogleAcknowledgement {
         let task = GoogleAcknowledgementArgs(connectionID: connection.id, purchaseID: outcome.purchaseID,
                                              productID: snapshot.productID, token: token)
         let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
-        _ = try JobQueue.enqueue(NewJob(task, priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
+        try JobQueue.enqueueLater(NewJob(task, priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
     }
 }
 
@@ -61,7 +61,6 @@ struct GoogleAcknowledgeHandler: JobHandler {
         }
         return .done("acknowledged", writes: { db in
             try Self.record(task, on: db)
-            return nil
         }, serialKey: lineage.map { Mirror.lockKey(connectionID: connection.id, lineage: $0) })
     }
 

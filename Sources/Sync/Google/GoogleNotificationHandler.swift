@@ -30,11 +30,16 @@ struct GoogleNotificationHandler: JobHandler {
         let messageID = push.messageID
         let scope = ReceiptScope.google(accountID: envelope.accountID, subscription: push.subscription,
                                         packageName: notification.packageName)
-        // The receipt is read with the connections, in one round trip; it counts only once the push is authenticated.
-        let (connections, seen) = try await context.pool.run { db in
+        let work = Work(notification)
+        // The connections, the receipt and what the mirror knows of the token are read in one round trip; the receipt
+        // counts only once the push is authenticated.
+        let (connections, seen, known) = try await context.pool.run { db in
             try db.query(StoreConnections.finding(accountID: envelope.accountID, store: .google,
                                                   appIdentifier: notification.packageName),
-                         NotificationReceipts.looking(store: "google", scope: scope, messageID: messageID))
+                         NotificationReceipts.looking(store: "google", scope: scope, messageID: messageID),
+                         PurchaseTokens.known(token: work.token, accountID: envelope.accountID, store: .google,
+                                              appIdentifier: notification.packageName,
+                                              recentCharges: GoogleRefetch.maxEarlierOrders + 1))
         }
         guard let primary = connections.first(where: { $0.environment == .production }) ?? connections.first else {
             throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
@@ -47,28 +52,16 @@ struct GoogleNotificationHandler: JobHandler {
         let receipt = PendingReceipt(store: "google", scope: scope, messageID: messageID, receivedAt: envelope.receivedAt,
                               jobID: job.id)
 
-        let token: String
-        let voided: [VoidedOrder]
-        let event: String
-        switch notification.content {
-        case .test:
-            return receipt.complete("test")
-        case .oneTimeProduct:
-            return receipt.complete("recorded: one-time product notification (one-time products are not mirrored yet)")
-        case .other(let name):
-            return receipt.complete("recorded: \(name)")
-        case .voidedPurchase(let void) where void.productType == 2:
-            return receipt.complete("recorded: voided one-time product (one-time products are not mirrored yet)")
-        case .voidedPurchase(let void):
-            (token, event) = (void.purchaseToken, "VOIDED_PURCHASE")
-            voided = [VoidedOrder(orderID: void.orderId, voidedAt: notification.eventTime, refundType: void.refundType)]
-        case .subscription(let subscription):
-            (token, event, voided) = (subscription.purchaseToken, "SUBSCRIPTION \(subscription.notificationType)", [])
+        let (token, event, voided): (String, String, [VoidedOrder])
+        switch work {
+        case .record(let outcome): return receipt.complete(outcome)
+        case .mirror(let purchaseToken, let name, let orders): (token, event, voided) = (purchaseToken, name, orders)
         }
         let source = SnapshotSource(kind: "notification", reference: messageID, event: event)
         let answer = try await GoogleRefetch(tools: tools, pool: context.pool, previousError: job.lastError, logger: context.logger)
             .refetch(connection: primary, token: token, voided: voided, source: source,
-                     mirrors: [primary] + connections.filter { $0.id != primary.id })
+                     mirrors: [primary] + connections.filter { $0.id != primary.id },
+                     known: known.first { $0.connectionID == primary.id })
         let logger = context.logger
         let snapshot: StoreSnapshot
         switch answer {
@@ -97,6 +90,39 @@ struct GoogleNotificationHandler: JobHandler {
                 logger.info("mirrored", ["message_id": .string(messageID), "type": .string(event),
                                          "result": .string(outcome.summary)])
             }
+        }
+    }
+
+    /// What a notification asks of the worker, known from its content alone.
+    private enum Work {
+        /// Only its receipt is recorded, with this outcome.
+        case record(String)
+        /// The purchase token is re-fetched and mirrored; `voided` names the charge a voided-purchase notification
+        /// refunds.
+        case mirror(token: String, event: String, voided: [VoidedOrder])
+
+        init(_ notification: DeveloperNotification) {
+            switch notification.content {
+            case .test:
+                self = .record("test")
+            case .oneTimeProduct:
+                self = .record("recorded: one-time product notification (one-time products are not mirrored yet)")
+            case .other(let name):
+                self = .record("recorded: \(name)")
+            case .voidedPurchase(let void) where void.productType == 2:
+                self = .record("recorded: voided one-time product (one-time products are not mirrored yet)")
+            case .voidedPurchase(let void):
+                self = .mirror(token: void.purchaseToken, event: "VOIDED_PURCHASE", voided: [
+                    VoidedOrder(orderID: void.orderId, voidedAt: notification.eventTime, refundType: void.refundType),
+                ])
+            case .subscription(let subscription):
+                self = .mirror(token: subscription.purchaseToken, event: "SUBSCRIPTION \(subscription.notificationType)",
+                               voided: [])
+            }
+        }
+
+        var token: String? {
+            if case .mirror(let token, _, _) = self { token } else { nil }
         }
     }
 

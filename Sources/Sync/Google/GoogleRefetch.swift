@@ -36,12 +36,16 @@ struct GoogleRefetch {
 
     var client: GooglePlayAPIClient { tools.client }
 
-    /// - Parameter mirrors: the connections that may mirror the token's lineage, the one to prefer first; searched
-    ///   only when Google no longer answers for the token.
+    /// - Parameters:
+    ///   - mirrors: the connections that may mirror the token's lineage, the one to prefer first; searched only when
+    ///     Google no longer answers for the token.
+    ///   - known: what the mirror knew of `token` on `connection` when the job began (`PurchaseTokens.known`), if it
+    ///     was read: its lineage and recent charges are then not asked for again.
     func refetch(connection: StoreConnection, token: String, voided: [VoidedOrder], source: SnapshotSource,
-                 mirrors: [StoreConnection]) async throws -> Answer {
+                 mirrors: [StoreConnection], known: PurchaseTokens.Known? = nil) async throws -> Answer {
         do {
-            return try await fetch(connection: connection, token: token, voided: voided, source: source, mirrors: mirrors)
+            return try await fetch(connection: connection, token: token, voided: voided, source: source, mirrors: mirrors,
+                                   known: known)
         } catch let error as GooglePlayAPIError {
             throw tools.failure(error, previous: previousError, logger: logger)
         } catch let error as GoogleSnapshotError {
@@ -52,21 +56,26 @@ struct GoogleRefetch {
     /// The same read, failing with Google's own `GooglePlayAPIError` or `GoogleSnapshotError`: for a caller
     /// that answers a person now (the API's purchase registration) rather than retrying a job.
     func fetch(connection: StoreConnection, token: String, voided: [VoidedOrder], source: SnapshotSource,
-               mirrors: [StoreConnection]) async throws -> Answer {
+               mirrors: [StoreConnection], known: PurchaseTokens.Known? = nil) async throws -> Answer {
+        let mirrored = known?.connectionID == connection.id ? known : nil
         let subscription: SubscriptionPurchaseV2
         do {
             subscription = try await client.subscription(token: token)
         } catch let error as GooglePlayAPIError where error.code == .gone || error.code == .notFound {
             return try await refundsOnly(token: token, voided: voided, source: source, mirrors: mirrors, because: error)
         }
-        let (lineage, replaced) = try await chain(from: subscription, token: token, connectionID: connection.id)
+        let (lineage, replaced) = if let mirrored {
+            (mirrored.lineage, subscription.linkedPurchaseToken.map { [$0] } ?? [])
+        } else {
+            try await chain(from: subscription, token: token, connectionID: connection.id)
+        }
         // A voided order may be any token's of a long chain; the other orders are this token's.
         let known = voided.isEmpty ? [] : try await pool.run { db in
             try PurchaseTokens.tokens(ofLineage: lineage, connectionID: connection.id, on: db)
         }
         let latest = Set(subscription.lineItems.compactMap(\.latestSuccessfulOrderId))
         var orderIDs = latest.union(voided.map(\.orderID))
-        orderIDs.formUnion(try await unbookedEarlierOrders(latest))
+        orderIDs.formUnion(try await unbookedEarlierOrders(latest, booked: mirrored?.bookedCharges))
         let orders = try await self.orders(orderIDs.sorted(), mayBeMissing: orderIDs.subtracting(latest))
         switch try GoogleSnapshotTranslator.snapshot(lineage: lineage, purchaseToken: token, subscription: subscription,
                                                      orders: orders, voided: voided, replacedTokens: replaced,
@@ -101,8 +110,10 @@ struct GoogleRefetch {
 
     /// The orders before the latest that were never booked — their notifications lost, or overtaken by a later
     /// renewal before the worker fetched. Google numbers a subscription's orders `GPA.…` (the purchase),
-    /// then `GPA.…..0`, `..1`, … for each renewal, so the earlier ones follow from the latest one's id.
-    private func unbookedEarlierOrders(_ latest: Set<String>) async throws -> [String] {
+    /// then `GPA.…..0`, `..1`, … for each renewal, so the earlier ones follow from the latest one's id. `booked`, when
+    /// known, holds the lineage's latest booked charges (`PurchaseTokens.Known`); otherwise the invoices are asked.
+    /// One booked but missing from it is only read again, and booked once all the same.
+    private func unbookedEarlierOrders(_ latest: Set<String>, booked known: Set<String>?) async throws -> [String] {
         var candidates: [String] = []
         for id in latest {
             guard let range = id.range(of: "..", options: .backwards), let number = Int(id[range.upperBound...]),
@@ -112,7 +123,7 @@ struct GoogleRefetch {
             candidates += (max(0, number - Self.maxEarlierOrders)..<number).map { "\(base)..\($0)" }
         }
         guard !candidates.isEmpty else { return [] }
-        let booked = try await pool.query(Invoices.booked(store: .google, among: candidates))
+        let booked = if let known { known } else { try await pool.query(Invoices.booked(store: .google, among: candidates)) }
         return candidates.filter { !booked.contains($0) }
     }
 

@@ -44,7 +44,6 @@ struct GoogleResyncHandler: JobHandler {
                     let outcome = try Mirror.applyRefunds(update, connection: connection, on: db)
                     try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
                 }
-                return nil
             }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: update.lineage))
         }
         guard snapshot.environment == connection.environment else { return .done("skipped: environment mismatch") }
@@ -54,7 +53,6 @@ struct GoogleResyncHandler: JobHandler {
                 try Drift.record(outcome, connectionID: connection.id, metrics: metrics, on: db)
                 try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
             }
-            return nil
         }, serialKey: Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage))
     }
 }

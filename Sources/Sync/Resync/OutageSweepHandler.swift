@@ -25,9 +25,8 @@ struct OutageSweepHandler: JobHandler {
         ])
         return .done("queued \(apple.count) App Store sweep(s); Pub/Sub redelivers Google's pushes itself", writes: { db in
             for id in apple {
-                _ = try JobQueue.enqueue(AppleJobs.sweepJob(connectionID: id, uniqueKey: "sweep:outage:\(id)"), on: db)
+                try JobQueue.enqueueLater(AppleJobs.sweepJob(connectionID: id, uniqueKey: "sweep:outage:\(id)"), on: db)
             }
-            return nil
         })
     }
 }

@@ -14,10 +14,9 @@ struct ReconcileHandler: JobHandler {
         let connections = try await context.pool.run { db in try StoreConnections.list(on: db) }
         return .done("planned \(connections.count) sweeps", writes: { db in
             for connection in connections {
-                _ = try JobQueue.enqueue(connection.store.jobs.sweepJob(connectionID: connection.id, priority: ResyncPlanner.priority,
-                                                                     uniqueKey: "sweep:\(period):\(connection.id)"), on: db)
+                try JobQueue.enqueueLater(connection.store.jobs.sweepJob(connectionID: connection.id, priority: ResyncPlanner.priority,
+                                                                         uniqueKey: "sweep:\(period):\(connection.id)"), on: db)
             }
-            return nil
         })
     }
 }
