@@ -66,6 +66,17 @@ public final class MetricsRegistry: Sendable {
         return out
     }
 
+    /// Every name a scrape can carry samples under — a histogram's `_bucket`, `_sum` and `_count`, any other
+    /// family's own name — for every registered family, with series or not (`render()` leaves those out): what
+    /// dashboards and alert rules may query, so a test can hold them to what the code registers.
+    public var sampleNames: Set<String> {
+        families.withLock { families in
+            Set(families.flatMap { name, family in
+                family is Histogram ? ["_bucket", "_sum", "_count"].map { name + $0 } : [name]
+            })
+        }
+    }
+
     private func table<Value>(_ name: String, _ help: String, _ labels: [String], initial: Value)
         -> SeriesTable<Value> {
         SeriesTable(name: name, help: help, labelNames: labels, initial: initial, limit: maxSeriesPerFamily,
