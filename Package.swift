@@ -13,7 +13,8 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0012__account_token_integrity.sql",
                                     "V0013__ingest_connection_trust.sql",
                                     "V0014__connection_settings_revision.sql", "V0015__api_clients.sql",
-                                    "V0016__mobile_stores_api.sql", "V0017__mobile_stores_app.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0016__mobile_stores_api.sql", "V0017__mobile_stores_app.sql",
+                                    "V0018__console.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -85,7 +86,11 @@ let package = Package(
         .target(name: "API", dependencies: ["Accounts", "Mirror", "Sync", "HTTP", "Crypto", "Postgres", "Logging",
                                             "Metrics", "StoreModel", "StrictJSON"],
                 resources: [.embedInCode("openapi.json")], swiftSettings: strict),
-        .target(name: "CLI", dependencies: ["Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
+        // The on-call console: dead letters, purchases' stories and queue health as server-rendered pages.
+        .target(name: "Console", dependencies: ["Accounts", "AppStore", "GooglePlay", "Crypto", "HTTP", "Ingest", "IngestJobs",
+                                                "Logging", "Mirror", "Postgres", "Queue", "StoreModel", "Sync"],
+                swiftSettings: strict),
+        .target(name: "CLI", dependencies: ["Console", "Worker", "Sync", "Queue", "Migrations", "Postgres", "Logging", "Systemd", "AppStore",
                                             "Crypto", "GooglePlay", "HTTP", "Metrics", "Ingest", "Operations", "Accounts", "API",
                                             "Mirror", "StoreModel"],
                 swiftSettings: strict),

@@ -30,12 +30,22 @@ public struct HostTrust: Sendable, Equatable {
 
     /// The account of `host` and its connections' trust, or nil for a host no account has.
     public static func loading(host: String) -> PostgresQuery<HostTrust?> {
+        loading(where: "a.host = $1", host)
+    }
+
+    /// Account `accountID` and its connections' trust, or nil when there is no such account: how a stored
+    /// notification, which names its account, is judged again later.
+    public static func loading(accountID: Int64) -> PostgresQuery<HostTrust?> {
+        loading(where: "a.id = $1", accountID)
+    }
+
+    private static func loading(where condition: String, _ key: any PostgresEncodable) -> PostgresQuery<HostTrust?> {
         PostgresQuery("""
             SELECT a.id, c.id, c.store, c.app_identifier, c.app_apple_id, c.environment, c.trusted_roots_pem,
                    c.push_audience, c.push_service_account, c.push_jwks_url
             FROM accounts a LEFT JOIN store_connections c ON c.account_id = a.id
-            WHERE a.host = $1 ORDER BY c.store, c.app_identifier, c.environment
-            """, [host]) { rows in
+            WHERE \(condition) ORDER BY c.store, c.app_identifier, c.environment
+            """, [key]) { rows in
             guard let first = rows.first else { return nil }
             let connections = try rows.compactMap { row -> ConnectionTrust? in
                 guard let id: Int64 = try row.decodeOptional(1) else { return nil }

@@ -100,6 +100,7 @@ public enum StoreSyncCLI {
             MigrateCommand.self, ServeCommand.self, WorkCommand.self, EnqueueCommand.self, StatusCommand.self,
             DeadLettersCommand.self, AccountsCommand.self, ConnectionsCommand.self, PlansCommand.self, ProductsCommand.self,
             CustomersCommand.self, TokensCommand.self, APIClientsCommand.self, SyncCommand.self, VerifyCommand.self,
+            ConsoleCommand.self,
         ],
         epilogue: """
             Run `storesync COMMAND --help` for a command's options. Configuration comes from the environment:

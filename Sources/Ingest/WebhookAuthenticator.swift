@@ -7,7 +7,7 @@ import StoreModel
 import Synchronization
 
 /// What ingest concluded about a webhook before storing it.
-enum Verdict: Sendable, Equatable {
+public enum Verdict: Sendable, Equatable {
     /// Signed by the store for a connection of this host's account: store it.
     case genuine
     /// No account has this host.
@@ -39,7 +39,7 @@ enum Verdict: Sendable, Equatable {
 /// What it needs of the database is one query per host every `trustLifetime` (what the host's connections
 /// trust, `HostTrust`); verifiers, with their chain caches, and Google's keys live across requests. A change
 /// to a connection is seen within `trustLifetime`; the worker re-verifies with current settings anyway.
-final class WebhookAuthenticator: Sendable {
+public final class WebhookAuthenticator: Sendable {
     static let trustLifetime: Duration = .seconds(5)
     /// Hosts whose trust is kept; any Host header costs a lookup, so the table must not grow without bound.
     static let maxHosts = 10_000
@@ -64,7 +64,7 @@ final class WebhookAuthenticator: Sendable {
     private let apple = Mutex<[Int64: Entry<Result<NotificationVerifier, any Error>>]>([:])
     private let google = Mutex<[Int64: Entry<PushTokenVerifier>]>([:])
 
-    init(pool: PostgresPool, keyCaches: GoogleKeyCaches) {
+    public init(pool: PostgresPool, keyCaches: GoogleKeyCaches) {
         self.pool = pool
         self.keyCaches = keyCaches
     }
@@ -89,14 +89,11 @@ final class WebhookAuthenticator: Sendable {
             } catch {
                 return .unavailable(reason: "cannot read the account's store connections: \(error)")
             }
-            let verdict: Verdict
-            if let trust {
-                verdict = switch source {
-                case .apple: verifyApple(signedPayload ?? "", trust: trust)
-                case .googlePlay: await verifyGoogle(body, authorization: authorization, trust: trust, receivedAt: receivedAt)
-                }
+            let verdict: Verdict = if let trust {
+                await verify(body, from: source, signedPayload: signedPayload, trust: trust, authorization: authorization,
+                             receivedAt: receivedAt)
             } else {
-                verdict = .unknownHost
+                .unknownHost
             }
             // A refusal by settings read a while ago is judged again on fresh ones, once: a root, connection or
             // account added since (a deploy, the demo repointing its simulator) must not refuse genuine
@@ -104,6 +101,27 @@ final class WebhookAuthenticator: Sendable {
             // `rereadInterval` and host, not one each.
             guard verdict.mayBeStale, age >= Self.rereadInterval, maxAge > .zero else { return verdict }
             maxAge = .zero
+        }
+    }
+
+    /// Judges a stored webhook body again, as it would be at receipt, against what the account's connections
+    /// trust now: what on-call reads beside a dead letter's notification. `receivedAt` is when it arrived (a push
+    /// token's age is judged then).
+    public func judge(_ body: Data, from source: WebhookSource, trust: HostTrust, authorization: String?,
+                      receivedAt: Date) async -> Verdict {
+        switch WebhookBody.read(body, from: source) {
+        case .failure(let rejection): .refused(status: 400, code: "malformed", reason: rejection.reason)
+        case .success(let signedPayload):
+            await verify(body, from: source, signedPayload: signedPayload, trust: trust, authorization: authorization,
+                         receivedAt: receivedAt)
+        }
+    }
+
+    private func verify(_ body: Data, from source: WebhookSource, signedPayload: String?, trust: HostTrust,
+                        authorization: String?, receivedAt: Date) async -> Verdict {
+        switch source {
+        case .apple: verifyApple(signedPayload ?? "", trust: trust)
+        case .googlePlay: await verifyGoogle(body, authorization: authorization, trust: trust, receivedAt: receivedAt)
         }
     }
 

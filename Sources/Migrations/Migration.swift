@@ -42,5 +42,6 @@ extension Migration {
         Migration(version: 15, name: "api_clients", bytes: PackageResources.V0015__api_clients_sql),
         Migration(version: 16, name: "mobile_stores_api", bytes: PackageResources.V0016__mobile_stores_api_sql),
         Migration(version: 17, name: "mobile_stores_app", bytes: PackageResources.V0017__mobile_stores_app_sql),
+        Migration(version: 18, name: "console", bytes: PackageResources.V0018__console_sql),
     ]
 }

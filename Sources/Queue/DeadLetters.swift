@@ -10,6 +10,53 @@ public struct DeadLetters: Sendable {
         public let reason: String
         public let deadAt: Date
         public let createdAt: Date
+        /// The account a notification's payload names (`account_id`), or the store connection a store job's names
+        /// (`connection_id`): what on-call filters by.
+        public let accountID: Int64?
+        public let connectionID: Int64?
+
+        /// `apple` or `google` for the stores' jobs (their kinds start with the store), nil for housekeeping.
+        public var store: String? {
+            ["apple", "google"].first { kind.hasPrefix($0 + ".") }
+        }
+    }
+
+    /// Which dead letters a listing (or a retry or discard of all it shows) takes; nil and empty fields take all.
+    public struct Filter: Sendable, Equatable {
+        public var kind: String?
+        /// `apple` or `google` (nothing else): the kinds of that store.
+        public var store: String?
+        /// Dead letters of this account: notifications naming it, and store jobs of `connectionIDs` (its
+        /// connections, which the caller reads from the account).
+        public var accountID: Int64?
+        public var connectionIDs: [Int64]
+        /// Text the reason contains, in any case.
+        public var reason: String?
+        /// Dead letters that died at most this long ago.
+        public var maxAge: Duration?
+
+        public init(kind: String? = nil, store: String? = nil, accountID: Int64? = nil, connectionIDs: [Int64] = [],
+                    reason: String? = nil, maxAge: Duration? = nil) {
+            self.kind = kind
+            self.store = store
+            self.accountID = accountID
+            self.connectionIDs = connectionIDs
+            self.reason = reason
+            self.maxAge = maxAge
+        }
+
+        /// The `WHERE` clause, its parameters from `$1` on.
+        var condition: (sql: String, parameters: [any PostgresEncodable]) {
+            let pattern = reason.map { "%" + $0.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_") + "%" }
+            return ("""
+                ($1::text IS NULL OR kind = $1) AND ($2::text IS NULL OR kind LIKE $2 || '.%')
+                AND ($3::bigint IS NULL OR payload->>'account_id' = $3::text
+                     OR payload->>'connection_id' = ANY($4::text[]))
+                AND ($5::text IS NULL OR reason ILIKE $5)
+                AND ($6::bigint IS NULL OR dead_at > now() - $6 * interval '1 millisecond')
+                """, [kind, store, accountID, PostgresArray(connectionIDs.map(String.init)), pattern, maxAge?.milliseconds])
+        }
     }
 
     public struct Detail: Sendable {
@@ -38,11 +85,19 @@ public struct DeadLetters: Sendable {
         self.pool = pool
     }
 
-    public func list(kind: String? = nil, limit: Int = 100) async throws -> [Entry] {
-        try await pool.query("""
-            SELECT id, kind, attempts, reason, dead_at, job_created_at FROM dead_letters
-            WHERE $1::text IS NULL OR kind = $1 ORDER BY dead_at DESC, id DESC LIMIT $2
-            """, [kind, limit]).map(Self.entry)
+    /// The dead letters `filter` takes, newest first, `limit` of them after skipping `offset`.
+    public func list(_ filter: Filter = Filter(), offset: Int = 0, limit: Int = 100) async throws -> [Entry] {
+        let (condition, parameters) = filter.condition
+        return try await pool.query("""
+            SELECT \(Self.entryColumns) FROM dead_letters WHERE \(condition)
+            ORDER BY dead_at DESC, id DESC OFFSET $7 LIMIT $8
+            """, parameters + [offset, limit]).map(Self.entry)
+    }
+
+    /// How many dead letters `filter` takes.
+    public func count(_ filter: Filter) async throws -> Int {
+        let (condition, parameters) = filter.condition
+        return try await pool.query("SELECT count(*) FROM dead_letters WHERE \(condition)", parameters)[0].decode(0)
     }
 
     public func count() async throws -> Int {
@@ -50,14 +105,19 @@ public struct DeadLetters: Sendable {
     }
 
     public func show(id: Int64) async throws -> Detail? {
-        try await pool.query("""
-            SELECT id, kind, attempts, reason, dead_at, job_created_at, payload, raw, headers, priority, max_attempts,
-                   unique_key, errors
-            FROM dead_letters WHERE id = $1
-            """, [id]).first.map { row in
-            Detail(entry: try Self.entry(row), payload: try row.decode(6), raw: try row.decodeOptional(7),
-                   headers: try row.decodeOptional(8), priority: Int16(try row.decode(9, as: Int.self)),
-                   maxAttempts: try row.decode(10), uniqueKey: try row.decodeOptional(11), errors: try row.decode(12))
+        try await pool.run { connection in try Self.details(ids: [id], on: connection).first }
+    }
+
+    /// The dead letters `ids` names that exist, whole, by id: what a caller retrying or discarding them records
+    /// about them first.
+    public static func details(ids: [Int64], on connection: isolated PostgresConnection) throws -> [Detail] {
+        try connection.query("""
+            SELECT \(entryColumns), payload, raw, headers, priority, max_attempts, unique_key, errors
+            FROM dead_letters WHERE id = ANY($1::bigint[]) ORDER BY id
+            """, [PostgresArray(ids)]).map { row in
+            Detail(entry: try Self.entry(row), payload: try row.decode(8), raw: try row.decodeOptional(9),
+                   headers: try row.decodeOptional(10), priority: Int16(try row.decode(11, as: Int.self)),
+                   maxAttempts: try row.decode(12), uniqueKey: try row.decodeOptional(13), errors: try row.decode(14))
         }
     }
 
@@ -65,51 +125,66 @@ public struct DeadLetters: Sendable {
     /// the error history is kept so the next failure still shows what happened before. An id given twice is
     /// retried once: its second turn would find it gone and report it as never there.
     public func retry(ids: [Int64]) async throws -> [Int64: RetryResult] {
-        try await pool.transaction { connection in
-            var results: [Int64: RetryResult] = [:]
-            for id in ids where results[id] == nil {
-                // A pending job holding the same unique key wins, even one another session is enqueueing right now
-                // (the insert waits for it, then skips): the dead letter is deleted only once its job is inserted.
-                let requeued = try !connection.query("""
-                    WITH dead AS (SELECT * FROM dead_letters WHERE id = $1 FOR UPDATE),
-                    requeued AS (
-                        INSERT INTO jobs (id, kind, payload, raw, headers, priority, max_attempts, unique_key, errors,
-                                          last_error, created_at)
-                        SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key,
-                               errors || jsonb_build_object('at', now(), 'event', 'replayed from dead letters'),
-                               reason, job_created_at
-                        FROM dead
-                        ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
-                        RETURNING id)
-                    DELETE FROM dead_letters d USING requeued WHERE d.id = requeued.id
-                    RETURNING d.id
-                    """, [id]).isEmpty
-                if requeued {
-                    results[id] = .requeued
-                    continue
-                }
-                let kept = try connection.query("SELECT unique_key FROM dead_letters WHERE id = $1", [id])
-                results[id] = kept.isEmpty ? .notFound : .duplicateUniqueKey(try kept[0].decodeOptional(0) ?? "")
-            }
-            try connection.query("SELECT pg_notify('storesync_jobs', 'dead-letters')")
-            return results
-        }
+        try await pool.transaction { connection in try Self.retry(ids: ids, on: connection) }
     }
 
-    /// Ids of all dead letters (of one kind), for `retry --all`.
-    public func ids(kind: String?) async throws -> [Int64] {
-        try await pool.query("SELECT id FROM dead_letters WHERE $1::text IS NULL OR kind = $1 ORDER BY id", [kind])
-            .map { try $0.decode(0) }
+    /// `retry` inside the caller's transaction, for a caller that records what it did in the same commit.
+    public static func retry(ids: [Int64], on connection: isolated PostgresConnection) throws -> [Int64: RetryResult] {
+        var results: [Int64: RetryResult] = [:]
+        for id in ids where results[id] == nil {
+            // A pending job holding the same unique key wins, even one another session is enqueueing right now
+            // (the insert waits for it, then skips): the dead letter is deleted only once its job is inserted.
+            let requeued = try !connection.query("""
+                WITH dead AS (SELECT * FROM dead_letters WHERE id = $1 FOR UPDATE),
+                requeued AS (
+                    INSERT INTO jobs (id, kind, payload, raw, headers, priority, max_attempts, unique_key, errors,
+                                      last_error, created_at)
+                    SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key,
+                           errors || jsonb_build_object('at', now(), 'event', 'replayed from dead letters'),
+                           reason, job_created_at
+                    FROM dead
+                    ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+                    RETURNING id)
+                DELETE FROM dead_letters d USING requeued WHERE d.id = requeued.id
+                RETURNING d.id
+                """, [id]).isEmpty
+            if requeued {
+                results[id] = .requeued
+                continue
+            }
+            let kept = try connection.query("SELECT unique_key FROM dead_letters WHERE id = $1", [id])
+            results[id] = kept.isEmpty ? .notFound : .duplicateUniqueKey(try kept[0].decodeOptional(0) ?? "")
+        }
+        try connection.query("SELECT pg_notify('storesync_jobs', 'dead-letters')")
+        return results
+    }
+
+    /// Ids of all dead letters `filter` takes (at most `limit`), oldest first, for a retry or discard of them all.
+    public func ids(_ filter: Filter = Filter(), limit: Int = .max) async throws -> [Int64] {
+        let (condition, parameters) = filter.condition
+        return try await pool.query("SELECT id FROM dead_letters WHERE \(condition) ORDER BY id LIMIT $7",
+                                    parameters + [limit]).map { try $0.decode(0) }
     }
 
     /// Deletes dead letters for good; returns the ids that existed.
     public func discard(ids: [Int64]) async throws -> [Int64] {
-        try await pool.query("DELETE FROM dead_letters WHERE id = ANY($1::bigint[]) RETURNING id", [PostgresArray(ids)])
+        try await pool.run { connection in try Self.discard(ids: ids, on: connection) }
+    }
+
+    /// `discard` on the caller's connection, inside its transaction if it has one.
+    public static func discard(ids: [Int64], on connection: isolated PostgresConnection) throws -> [Int64] {
+        try connection.query("DELETE FROM dead_letters WHERE id = ANY($1::bigint[]) RETURNING id", [PostgresArray(ids)])
             .map { try $0.decode(0) }
     }
 
+    private static let entryColumns = """
+        id, kind, attempts, reason, dead_at, job_created_at, (payload->>'account_id')::bigint,
+        (payload->>'connection_id')::bigint
+        """
+
     private static func entry(_ row: PostgresRow) throws -> Entry {
         Entry(id: try row.decode(0), kind: try row.decode(1), attempts: try row.decode(2), reason: try row.decode(3),
-              deadAt: try row.decode(4), createdAt: try row.decode(5))
+              deadAt: try row.decode(4), createdAt: try row.decode(5), accountID: try row.decodeOptional(6),
+              connectionID: try row.decodeOptional(7))
     }
 }

@@ -14,6 +14,14 @@ public struct QueueStatus: Sendable {
         public let count: Int
     }
 
+    /// Jobs of one kind due within one hour of the next day: how a spread (the daily resync's) lies over it.
+    public struct Due: Sendable, Equatable {
+        public let kind: String
+        /// The hour's start.
+        public let hour: Date
+        public let count: Int
+    }
+
     public struct Lease: Sendable, Equatable {
         public let worker: String
         public let count: Int
@@ -27,6 +35,8 @@ public struct QueueStatus: Sendable {
     public let deadLetters: Int
     /// The `scheduled` depths are estimates (the table was larger than `exactPages`).
     public let scheduledEstimated: Bool
+    /// The scheduled jobs due within the next 24 hours, by kind and hour (estimates as `scheduledEstimated` says).
+    public let scheduledByHour: [Due]
 
     /// Up to this many pages (about 100,000 jobs) the scheduled jobs are counted; beyond, `samplePages` of them
     /// are read and the counts scaled.
@@ -54,8 +64,9 @@ public struct QueueStatus: Sendable {
                 GROUP BY 1, 2, 3
                 """)
             let scheduled = try db.query("""
-                SELECT kind, count(*) FROM jobs \(sample == nil ? "" : "TABLESAMPLE SYSTEM ($1::int / 100.0)")
-                WHERE run_at > now() GROUP BY 1
+                SELECT kind, CASE WHEN run_at <= now() + interval '24 hours' THEN date_trunc('hour', run_at) END, count(*)
+                FROM jobs \(sample == nil ? "" : "TABLESAMPLE SYSTEM ($1::int / 100.0)")
+                WHERE run_at > now() GROUP BY 1, 2
                 """, sample.map { [$0] } ?? [])
             let now: Date = try db.query("SELECT now()")[0].decode(0)
             let dead = try db.query("SELECT count(*) FROM dead_letters")[0].decode(0, as: Int.self)
@@ -78,10 +89,13 @@ public struct QueueStatus: Sendable {
                     oldestAvailable = min(oldestAvailable ?? runAt, runAt)
                 }
             }
+            var byHour: [Due] = []
             for row in scheduled {
-                let sampled: Int = try row.decode(1)
+                let kind: String = try row.decode(0)
+                let sampled: Int = try row.decode(2)
                 let count = sample.map { Int((Double(sampled) * 10_000 / Double($0)).rounded()) } ?? sampled
-                counts[try row.decode(0), default: [:]]["scheduled", default: 0] += count
+                counts[kind, default: [:]]["scheduled", default: 0] += count
+                if let hour: Date = try row.decodeOptional(1) { byHour.append(Due(kind: kind, hour: hour, count: count)) }
             }
             let depths = counts.sorted { $0.key < $1.key }.flatMap { kind, states in
                 states.sorted { $0.key < $1.key }.map { Depth(kind: kind, state: $0.key, count: $0.value) }
@@ -90,7 +104,8 @@ public struct QueueStatus: Sendable {
                 depths: depths, oldestAvailableAgeSeconds: oldestAvailable.map { max(0, now.timeIntervalSince($0)) } ?? 0,
                 leases: leases.sorted { $0.key < $1.key }.map { Lease(worker: $0.key, count: $0.value.count,
                                                                        oldestLeasedAt: $0.value.oldest) },
-                deadLetters: dead, scheduledEstimated: sample != nil)
+                deadLetters: dead, scheduledEstimated: sample != nil,
+                scheduledByHour: byHour.sorted { ($0.hour, $0.kind) < ($1.hour, $1.kind) })
         }
     }
 }

@@ -93,8 +93,8 @@ import Testing
                                        planPriceID: pipeline.planPrices["pro.monthly"]!, on: db)
             }
             let deadLetters = DeadLetters(pool: pipeline.database.pool)
-            _ = try await deadLetters.retry(ids: try await deadLetters.ids(kind: nil))
-            _ = try await deadLetters.retry(ids: try await deadLetters.ids(kind: nil))
+            _ = try await deadLetters.retry(ids: try await deadLetters.ids())
+            _ = try await deadLetters.retry(ids: try await deadLetters.ids())
             try await pipeline.settle()
             #expect(try await pipeline.subscription(lineage)?.state == "active")
             #expect(try await pipeline.invoices(lineage).count == 1)

@@ -34,7 +34,7 @@ struct DeadLettersCommand: Command {
             let kind = try arguments.option("--kind")
             let limit = try arguments.option("--limit").map { try Parse.int($0, "--limit", range: 1...100_000) } ?? 100
             try arguments.finish()
-            let entries = try await deadLetters.list(kind: kind, limit: limit)
+            let entries = try await deadLetters.list(DeadLetters.Filter(kind: kind), limit: limit)
             if json {
                 Output.print(Output.Value.array(entries.map(entryJSON)).text)
             } else {
@@ -74,7 +74,7 @@ struct DeadLettersCommand: Command {
             try arguments.finish()
             guard all != !given.isEmpty else { throw UsageError("retry needs IDs or --all (not both)") }
             guard all || kind == nil else { throw UsageError("--kind only goes with --all") }
-            let ids = all ? try await deadLetters.ids(kind: kind) : given
+            let ids = all ? try await deadLetters.ids(DeadLetters.Filter(kind: kind)) : given
             let results = try await deadLetters.retry(ids: ids)
             let outcomes = ids.map { id -> Outcome in
                 switch results[id] ?? .notFound {

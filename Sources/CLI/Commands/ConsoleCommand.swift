@@ -1,0 +1,109 @@
+import Console
+import Foundation
+import GooglePlay
+import HTTP
+import Logging
+import Postgres
+import Systemd
+
+struct ConsoleCommand: Command {
+    static let name = "console"
+    static let summary = "serve the on-call console: dead letters, purchases' stories and queue health in a browser"
+    static let usage = """
+        usage: storesync console [--listen HOST:PORT] [--credentials FILE]
+               storesync console add-operator NAME --credentials FILE
+
+        Serves the on-call console: the queue's health with charts of the last 24 hours, dead letters (filter, read
+        whole with the notification decoded and verified again, retry or discard one, the ticked ones or all a filter
+        shows — every action recorded with who did it, also on the purchase's timeline), and any purchase's story
+        (search by lineage, transaction or order id, purchase token, customer id or account token). Pages are plain
+        HTML from this process; nothing is loaded from elsewhere.
+
+        It listens on loopback by default: reach it through an SSH tunnel (ssh -L 8090:127.0.0.1:8090 HOST, then
+        http://127.0.0.1:8090/). Listening on any other address requires a credentials file (HTTP Basic); without
+        one it refuses to start. Its database login needs only the storesync_console role's grants.
+
+          --listen HOST:PORT   env STORESYNC_CONSOLE_LISTEN        default 127.0.0.1:8090 (port 0 picks a free port)
+          --credentials FILE   env STORESYNC_CONSOLE_CREDENTIALS   operators' hashed passwords, one per line
+          env STORESYNC_CONSOLE_DATABASE_URL   its database login (a member of storesync_console); default DATABASE_URL
+          env STORESYNC_CONSOLE_OPERATOR       the name actions are recorded under without credentials (default
+                                               local:$USER)
+
+        add-operator reads NAME's password from standard input (its first line, 8 to 1024 bytes) and writes NAME's
+        line to FILE (created with mode 0600; a line for NAME already there is replaced). The password itself is
+        never written: only a PBKDF2-HMAC-SHA-256 hash with a random salt.
+        """
+
+    static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
+        if arguments.subcommand("add-operator") { return try addOperator(&arguments) }
+        let listen = try Listen(try arguments.option("--listen") ?? environment.string("STORESYNC_CONSOLE_LISTEN")
+                                    ?? "127.0.0.1:8090", "--listen")
+        let credentialsPath = try arguments.option("--credentials") ?? environment.string("STORESYNC_CONSOLE_CREDENTIALS")
+        try arguments.finish()
+        let credentials: OperatorCredentials?
+        do {
+            credentials = try credentialsPath.map { path throws(ConsoleError) in try OperatorCredentials(contentsOf: path) }
+        } catch {
+            throw UsageError(error.message)
+        }
+        guard credentials != nil || Self.isLoopback(listen.host) else {
+            throw UsageError("the console listens on \(listen.host), beyond loopback, only with --credentials FILE "
+                             + "(storesync console add-operator NAME --credentials FILE makes one)")
+        }
+        let url = try environment.databaseURL("STORESYNC_CONSOLE_DATABASE_URL") ?? environment.databaseURL()
+        var postgres = PostgresConfiguration(url: url, poolSize: try environment.int("STORESYNC_DB_POOL_SIZE", range: 1...50) ?? 4,
+                                             applicationName: "storesync-console")
+        postgres.statementTimeout = .seconds(10)
+        let pool = PostgresPool(postgres)
+        let localOperator = environment.string("STORESYNC_CONSOLE_OPERATOR")
+            ?? "local:\(environment.string("USER") ?? environment.string("LOGNAME") ?? "operator")"
+        let logger = Logger(component: "console")
+        let keysHTTP = try HTTPClient()
+        let console = Console(configuration: Console.Configuration(credentials: credentials, localOperator: localOperator),
+                              pool: pool, keyCaches: GoogleKeyCaches(http: keysHTTP), logger: logger)
+        var configuration = listen.serverConfiguration
+        configuration.maxBodyBytes = 256 * 1024
+        let server = try HTTPServer(configuration: configuration, router: console.router)
+        logger.info("listening", ["host": .string(listen.host), "port": .int(Int(server.port)),
+                                  "operators": .int(credentials?.operatorNames.count ?? 0)])
+        let outcome = await runUntilTerminated(startup: {
+            try await DatabaseStartup.waitUntilReady(pool, logger: logger)
+        }, ready: { ServiceNotifier.ready() })
+        ServiceNotifier.stopping()
+        await server.stop(grace: .seconds(5))
+        await keysHTTP.shutdown()
+        await pool.close()
+        try outcome.get()
+        logger.info("stopped")
+        return 0
+    }
+
+    /// Loopback addresses and the name for them: what an SSH tunnel reaches and nothing else does.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
+    }
+
+    private static func addOperator(_ arguments: inout Arguments) throws -> Int32 {
+        guard let name = arguments.positional() else { throw UsageError("add-operator needs a NAME") }
+        guard let path = try arguments.option("--credentials") else { throw UsageError("add-operator needs --credentials FILE") }
+        try arguments.finish()
+        let input = try FileHandle.standardInput.read(upToCount: 4096) ?? Data()
+        let password = String(decoding: input, as: UTF8.self).split(separator: "\n", maxSplits: 1,
+                                                                     omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let line: String
+        do {
+            line = try OperatorCredentials.line(name: name, password: password.hasSuffix("\r") ? String(password.dropLast()) : password)
+        } catch {
+            throw UsageError(error.message)
+        }
+        let existing = FileManager.default.fileExists(atPath: path)
+            ? (try? String(contentsOfFile: path, encoding: .utf8)).map { $0.split(separator: "\n").map(String.init) } ?? []
+            : []
+        let kept = existing.filter { !$0.hasPrefix(name + ":") }
+        let text = (kept + [line]).joined(separator: "\n") + "\n"
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw UsageError("cannot write \(path)") }
+        Output.print("\(kept.count == existing.count ? "added" : "replaced") operator \(name) in \(path)")
+        return 0
+    }
+}
