@@ -105,7 +105,7 @@ let package = Package(
                                                   "TestPKI"],
                 swiftSettings: strict),
         // `storesync-dev`: the simulators, the demo, the benchmarks and the chaos run, on CLI's command plumbing.
-        .target(name: "DevTools", dependencies: ["API", "Accounts", "CLI", "Simulator", "TestPKI", "AppStore", "Crypto", "GooglePlay", "HTTP",
+        .target(name: "DevTools", dependencies: ["API", "Accounts", "CLI", "Console", "Simulator", "TestPKI", "AppStore", "Crypto", "GooglePlay", "HTTP",
                                                  "Ingest", "Logging", "Metrics", "Migrations", "Mirror", "Postgres", "Queue",
                                                  "StoreModel", "Sync", "Worker"],
                 swiftSettings: strict),

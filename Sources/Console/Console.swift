@@ -21,6 +21,9 @@ public final class Console: Sendable {
         }
     }
 
+    /// Dead letters on one page of the list.
+    public static let deadLettersPerPage = 50
+
     let pool: PostgresPool
     let logger: Logger
     /// Judges a dead letter's notification as ingest would now (`WebhookAuthenticator.judge`).

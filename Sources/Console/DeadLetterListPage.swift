@@ -6,7 +6,7 @@ import Queue
 /// `GET /dead-letters`: the dead letters a filter takes, newest first, a page at a time, with the forms that retry
 /// or discard the ones ticked or all the filter takes, and what colleagues did last.
 enum DeadLetterListPage {
-    static let pageSize = 50
+    static let pageSize = Console.deadLettersPerPage
 
     static func render(_ console: Console, _ request: ConsoleRequest) async throws -> HTTPResponse {
         let filter: DeadLetterFilter

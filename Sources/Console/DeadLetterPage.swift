@@ -91,10 +91,8 @@ enum DeadLetterPage {
 
     private static func concerned(_ reference: PurchaseSearch.Reference?, console: Console) async throws -> PurchaseStory.Purchase? {
         guard let reference else { return nil }
-        return try await console.pool.transaction { db in
-            guard let id = try PurchaseSearch.purchaseID(reference, on: db) else { return nil }
-            return try PurchaseStory.read(id: id, on: db)?.purchase
-        }
+        guard let id = try await console.pool.run({ db in try PurchaseSearch.purchaseID(reference, on: db) }) else { return nil }
+        return try await console.pool.transaction { db in try PurchaseStory.read(id: id, on: db)?.purchase }
     }
 
     private static func purchaseSection(_ purchase: PurchaseStory.Purchase?, reading: DeadLetterReading) -> HTML {

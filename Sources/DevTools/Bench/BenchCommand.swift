@@ -9,7 +9,7 @@ import Worker
 
 struct BenchCommand: Command {
     static let name = "bench"
-    static let summary = "measure throughput (queue, verification, ingest, pipeline, resync, API); prints one JSON line"
+    static let summary = "measure throughput (queue, verification, ingest, pipeline, resync, API) and the console's pages; prints one JSON line"
     static let usage = """
         usage: storesync-dev bench queue --jobs N [--slots S] [--flushers F] [--repeat R] [--scheduled D]
                storesync-dev bench verify [--seconds S]
@@ -18,6 +18,7 @@ struct BenchCommand: Command {
                                         [--subscriptions S] [--rate R]
                storesync-dev bench resync --purchases N [--store apple|google|both] [--concurrency C]
                storesync-dev bench api [--customers N] [--seconds S] [--connections C] [--registrations-per-sec R] [--app]
+               storesync-dev bench console [--jobs N] [--dead-letters D] [--purchases P] [--requests R]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -64,6 +65,13 @@ struct BenchCommand: Command {
                 latency. --app adds the app's GET …/client/entitlements with a different customer's account
                 token pair per request, and its ratio to the backend reads of the same run (goal ≥ 0.8).
                 Exits 1 if any read or registration failed. Needs a migrated, throwaway database.
+        console The on-call console (in this process, as `storesync console` serves it) over a seeded database: N
+                scheduled resyncs spread over the next day (default 1,000,000), D dead letters (default 10,000, one a
+                genuinely signed App Store notification) and P mirrored purchases with charges and timelines (default
+                10,000). Each page — queue health, the dead letters list (plain, filtered, its last page), a dead
+                letter (the notification is verified again), purchase search and a purchase's story — is fetched R
+                times in a row (default 30) after two unmeasured fetches; prints p50/p99 per page and whether all
+                are within 100 ms. Needs a migrated, throwaway database with an empty queue.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {
@@ -75,9 +83,10 @@ struct BenchCommand: Command {
         case "pipeline-store"?: return try await PipelineStoreProcess.serve(&arguments)
         case "resync"?: return try await ResyncBenchmark.run(&arguments, environment: environment)
         case "api"?: return try await APIBenchmark.run(&arguments, environment: environment)
+        case "console"?: return try await ConsoleBenchmark.run(&arguments, environment: environment)
         case let other?:
-            throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, pipeline, resync, api")
-        case nil: throw UsageError("say what to benchmark: queue, verify, ingest, pipeline, resync or api")
+            throw UsageError("unknown benchmark \(other.debugDescription); available: queue, verify, ingest, pipeline, resync, api, console")
+        case nil: throw UsageError("say what to benchmark: queue, verify, ingest, pipeline, resync, api or console")
         }
     }
 
