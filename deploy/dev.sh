@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # StoreSync developer and CI entry point.
 #
-#   deploy/dev.sh run  [work args…]        release build, migrate, then `storesync serve` and
-#                                          `storesync work` in the foreground, and on a database
+#   deploy/dev.sh run  [work args…]        release build, migrate, then `storesync serve`, `storesync work`
+#                                          and `storesync console` (on STORESYNC_CONSOLE_LISTEN, default
+#                                          127.0.0.1:8090) in the foreground, and on a database
 #                                          without accounts a demo (`storesync-dev demo --keep-running`:
 #                                          an account on a local App Store simulator at
 #                                          STORESYNC_DEMO_LISTEN, default 127.0.0.1:8095, with a few
@@ -36,7 +37,7 @@ die() { echo "dev.sh: $*" >&2; exit 1; }
 note() { echo "dev.sh: $*" >&2; }
 
 usage() {
-    sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+    sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
     exit 2
 }
 
@@ -165,15 +166,21 @@ ALTER ROLE storesync PASSWORD :'pw';
 ALTER ROLE postgres PASSWORD :'pw';
 SELECT 'CREATE DATABASE storesync OWNER storesync'
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'storesync') \gexec
-SELECT format('CREATE ROLE %I NOLOGIN', r) FROM unnest(ARRAY['storesync_worker', 'storesync_ingest', 'storesync_api']) r
+SELECT format('CREATE ROLE %I NOLOGIN', r)
+  FROM unnest(ARRAY['storesync_worker', 'storesync_ingest', 'storesync_api', 'storesync_console']) r
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) \gexec
 SELECT format('CREATE ROLE storesync_api_login LOGIN PASSWORD %L IN ROLE storesync_api', :'pw')
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'storesync_api_login') \gexec
 ALTER ROLE storesync_api_login PASSWORD :'pw';
+SELECT format('CREATE ROLE storesync_console_login LOGIN PASSWORD %L IN ROLE storesync_console', :'pw')
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'storesync_console_login') \gexec
+ALTER ROLE storesync_console_login PASSWORD :'pw';
 SQL
     export DATABASE_URL=postgresql://storesync:$PASSWORD@127.0.0.1:$PG_PORT/storesync
     # The Mobile Stores API logs in with only the storesync_api role's grants, as in production.
     export STORESYNC_API_DATABASE_URL=postgresql://storesync_api_login:$PASSWORD@127.0.0.1:$PG_PORT/storesync
+    # So does the on-call console, with the storesync_console role's.
+    export STORESYNC_CONSOLE_DATABASE_URL=postgresql://storesync_console_login:$PASSWORD@127.0.0.1:$PG_PORT/storesync
     export STORESYNC_TEST_ADMIN_URL=postgresql://postgres:$PASSWORD@127.0.0.1:$PG_PORT/postgres
 }
 
@@ -202,6 +209,7 @@ ensure_database() {
     if [[ -n ${DATABASE_URL:-} && $DATABASE_URL != "$(embedded_url)" ]]; then
         export STORESYNC_TEST_ADMIN_URL=${STORESYNC_TEST_ADMIN_URL:-$DATABASE_URL}
         export STORESYNC_API_DATABASE_URL=${STORESYNC_API_DATABASE_URL:-$DATABASE_URL}
+        export STORESYNC_CONSOLE_DATABASE_URL=${STORESYNC_CONSOLE_DATABASE_URL:-$DATABASE_URL}
         return
     fi
     start_pg
@@ -273,6 +281,9 @@ cmd_run() {
     DAEMON_PIDS+=($!)
     "$bin" work "$@" &
     DAEMON_PIDS+=($!)
+    # The on-call console, on loopback (STORESYNC_CONSOLE_LISTEN, default 127.0.0.1:8090).
+    "$bin" console --listen "${STORESYNC_CONSOLE_LISTEN:-127.0.0.1:8090}" &
+    DAEMON_PIDS+=($!)
     trap 'kill -TERM "${DAEMON_PIDS[@]}" ${DEMO_PID:+"$DEMO_PID"} 2>/dev/null || true' INT TERM
     if [[ ${STORESYNC_DEMO:-on} == off ]]; then
         note "demo skipped (STORESYNC_DEMO=off)"
@@ -311,8 +322,8 @@ cmd_test() {
     export STORESYNC_TESTWORKER_BIN=$ROOT/.build/debug/storesync-testworker
     ensure_database
     prepare_template
-    # The tests give every daemon they start a database of its own; the checkout's API login is not one.
-    unset STORESYNC_API_DATABASE_URL
+    # The tests give every daemon they start a database of its own; the checkout's API and console logins are not one.
+    unset STORESYNC_API_DATABASE_URL STORESYNC_CONSOLE_DATABASE_URL
     local rc=0
     # Every test uses Swift Testing; without XCTest the run closes on one summary line. Unbounded, Swift
     # Testing starts every test at once; with hundreds of servers, simulators and RSA key generations on
@@ -335,7 +346,7 @@ cmd_test() {
 cmd_env() {
     ensure_database
     local v
-    for v in DATABASE_URL STORESYNC_TEST_ADMIN_URL STORESYNC_API_DATABASE_URL; do
+    for v in DATABASE_URL STORESYNC_TEST_ADMIN_URL STORESYNC_API_DATABASE_URL STORESYNC_CONSOLE_DATABASE_URL; do
         printf "export %s='%s'\n" "$v" "${!v//\'/\'\\\'\'}"
     done
 }

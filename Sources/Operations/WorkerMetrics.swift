@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Metrics
 import Postgres
@@ -15,6 +16,7 @@ public final class WorkerMetrics: WorkerObserver {
     private let depth: Gauge
     private let deadLetters: Gauge
     private let oldestAvailable: Gauge
+    private let scheduledDue: Gauge
 
     public init(registry: MetricsRegistry) {
         leased = registry.counter("storesync_jobs_leased_total", help: "Jobs leased by this process.", labels: ["kind"])
@@ -31,6 +33,10 @@ public final class WorkerMetrics: WorkerObserver {
         deadLetters = registry.gauge("storesync_dead_letters", help: "Dead letters awaiting on-call (sampled).")
         oldestAvailable = registry.gauge("storesync_queue_oldest_available_age_seconds",
                                          help: "How long the oldest due job has waited for a worker (sampled).")
+        scheduledDue = registry.gauge("storesync_scheduled_jobs_due",
+                                      help: "Scheduled jobs by kind and the hour from now they fall due in, over the next "
+                                          + "day: the daily resync's spread (sampled; estimated in a large queue).",
+                                      labels: ["kind", "hours_ahead"])
     }
 
     public func jobsLeased(kind: String, count: Int) {
@@ -66,6 +72,11 @@ public final class WorkerMetrics: WorkerObserver {
                 depth.replaceAll(status.depths.map { ([$0.kind, $0.state], Double($0.count)) })
                 deadLetters.set(Double(status.deadLetters))
                 oldestAvailable.set(status.oldestAvailableAgeSeconds)
+                let thisHour = (Date().timeIntervalSince1970 / 3600).rounded(.down)
+                scheduledDue.replaceAll(status.scheduledByHour.map { due in
+                    ([due.kind, String(max(0, Int((due.hour.timeIntervalSince1970 / 3600).rounded(.down) - thisHour)))],
+                     Double(due.count))
+                })
             } catch {
                 logger.warning("sampling the queue failed", ["error": .string("\(error)")])
             }
