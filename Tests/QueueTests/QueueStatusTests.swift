@@ -49,6 +49,23 @@ import Testing
         }
     }
 
+    /// The next day's scheduled jobs by kind and hour: how the daily resync's spread lies (the console's chart, the
+    /// `storesync_scheduled_jobs_due` gauge); a job due later than a day counts only in its kind's depth.
+    @Test func theNextDaysScheduledJobsAreCountedByHour() async throws {
+        try await TestDatabase.with { database in
+            try await Self.seed(database.pool)
+            try await database.pool.query("INSERT INTO jobs (kind, priority, run_at) VALUES ('apple.resync', -5, now() + interval '2 days')")
+            let status = try await QueueStatus.read(pool: database.pool)
+            let expected = try await database.pool.query("""
+                SELECT kind, date_trunc('hour', run_at), count(*) FROM jobs
+                WHERE run_at > now() AND run_at <= now() + interval '24 hours' GROUP BY 1, 2 ORDER BY 2, 1
+                """).map { QueueStatus.Due(kind: try $0.decode(0), hour: try $0.decode(1), count: try $0.decode(2)) }
+            #expect(status.scheduledByHour == expected)
+            #expect(status.scheduledByHour.filter { $0.kind == "apple.resync" }.reduce(0) { $0 + $1.count } == 2)
+            #expect(status.depths.contains(QueueStatus.Depth(kind: "apple.resync", state: "scheduled", count: 3)))
+        }
+    }
+
     /// Past the exact size the scheduled jobs come from a sample of pages, scaled; what is due stays exact. With
     /// every page sampled (a table this small) the scaled counts are the exact ones, which checks the scaling.
     @Test func aLargeQueueEstimatesOnlyWhatIsScheduled() async throws {
