@@ -1,11 +1,5 @@
 import StrictJSON
 
-/// A value read from JSON by the hand-written `JSONReader`, as every App Store payload and API answer is:
-/// Foundation's `JSONDecoder` cost more than the rest of reading a 10 KB answer of signed transactions.
-protocol JSONReadable {
-    init(json reader: inout JSONReader) throws
-}
-
 extension AppStoreAPIClient {
     /// `StatusResponse`, as Apple documents it.
     struct StatusResponse: JSONReadable {
@@ -107,29 +101,6 @@ struct NotificationHistoryResponse: JSONReadable {
             case "paginationToken": paginationToken = try reader.readString()
             default: try reader.skipValue()
             }
-        }
-    }
-}
-
-extension JSONReader {
-    /// An array of objects, or nil for `null`.
-    mutating func readList<T: JSONReadable>(_ type: T.Type) throws -> [T]? {
-        try readOptional { reader in
-            var list: [T] = []
-            try reader.readArray { list.append(try T(json: &$0)) }
-            return list
-        }
-    }
-
-    /// An array of strings (a `null` element is refused), or nil for `null`.
-    mutating func readStrings() throws -> [String]? {
-        try readOptional { reader in
-            var list: [String] = []
-            try reader.readArray { reader in
-                guard let string = try reader.readString() else { throw reader.mismatch(expected: "a string") }
-                list.append(string)
-            }
-            return list
         }
     }
 }

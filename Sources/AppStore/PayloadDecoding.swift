@@ -5,8 +5,10 @@ import StrictJSON
 /// checked for its type, unknown fields skipped), carrying the `signedDate` the chain is validated at.
 ///
 /// The payload types keep optional fields as `internal(set) var` so that a reader can fill them one by one
-/// as their keys come, in whatever order the document has them.
-protocol SignedPayload: JSONReadable {
+/// as their keys come, in whatever order the document has them. Not a `JSONReadable`: these types are public,
+/// and conforming to that public protocol would make their readers part of the module's API.
+protocol SignedPayload {
+    init(json reader: inout JSONReader) throws
     var signedDate: Date? { get }
 }
 
