@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a JSON document was refused, and where: `path` names the known field whose value was wrong (outermost
-/// key first), `offset` the byte at which the syntax broke.
+/// key first, `[n]` for an array's element), `offset` the byte at which the syntax broke.
 public struct JSONReaderError: Error, CustomStringConvertible, Sendable {
     public struct Code: Hashable, Sendable {
         private let name: String
@@ -18,7 +18,8 @@ public struct JSONReaderError: Error, CustomStringConvertible, Sendable {
     public let code: Code
     public let reason: String
     public let offset: Int
-    /// Keys from the document's top level down to the field at fault.
+    /// Keys from the document's top level down to the field at fault, with `[n]` for the nth element (from 0)
+    /// of an array on the way: `lineItems[0].expiryTime` is `["lineItems", "[0]", "expiryTime"]`.
     public var path: [String]
 
     public init(_ code: Code, _ reason: String, offset: Int, path: [String] = []) {
@@ -29,7 +30,9 @@ public struct JSONReaderError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        let field = path.joined(separator: ".")
+        let field = path.reduce(into: "") { field, step in
+            field += field.isEmpty || step.hasPrefix("[") ? step : "." + step
+        }
         switch code {
         case .malformed: return "malformed JSON at byte \(offset): \(reason)"
         case .missingField: return "missing \(field)"
@@ -71,7 +74,8 @@ public struct JSONReader {
     public static let maxDepth = 32
 
     private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    /// The byte the reader is at: after `peekKind`, the first byte of the next value (for errors about it).
+    private(set) var index = 0
     private var depth = 0
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -148,6 +152,19 @@ public struct JSONReader {
         return String(decoding: UnsafeBufferPointer(rebasing: bytes[string.content]), as: UTF8.self)
     }
 
+    /// A string that `parse` makes a value of, or nil for `null`: for values JSON carries as text (times, decimal
+    /// integers). Another kind of value, or a string `parse` refuses, is an invalid value: `expected` says what it
+    /// should have been (`"an RFC 3339 time"`).
+    public mutating func readString<T>(expected: String, _ parse: (String) -> T?) throws -> T? {
+        if try readNull() { return nil }
+        guard bytes[index] == UInt8(ascii: "\"") else { throw mismatch(expected: expected) }
+        let start = index
+        guard let string = try readString(), let value = parse(string) else {
+            throw invalid("expected \(expected), found \(text(start..<index))", at: start)
+        }
+        return value
+    }
+
     /// An integer that fits Int64 exactly, or nil for `null`.
     public mutating func readInt64() throws -> Int64? {
         if try readNull() { return nil }
@@ -169,6 +186,22 @@ public struct JSONReader {
         guard let value = try readInt64() else { return nil }
         guard let int = Int(exactly: value) else { throw invalid("\(value) is out of the integer range", at: start) }
         return int
+    }
+
+    /// A number as the nearest `Double`, or nil for `null`: for values that may carry a fraction (a JWT's
+    /// NumericDate), never for money or identifiers. One beyond `Double`'s range is refused, not made infinite.
+    public mutating func readDouble() throws -> Double? {
+        if try readNull() { return nil }
+        guard bytes[index] == UInt8(ascii: "-") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) else {
+            throw mismatch(expected: "a number")
+        }
+        let start = index
+        _ = try scanNumber()
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else {
+            throw invalid("\(self.text(start..<index)) is out of the floating-point range", at: start)
+        }
+        return value
     }
 
     /// `true` or `false`, or nil for `null`.
@@ -232,7 +265,8 @@ public struct JSONReader {
         }
     }
 
-    /// Reads an array, calling `element` for each element, which must read or skip it.
+    /// Reads an array, calling `element` for each element, which must read or skip it. An element's error names
+    /// it in the path, so on-call finds the field at fault without the document.
     public mutating func readArray(_ element: (inout JSONReader) throws -> Void) throws {
         guard try peekValue() == UInt8(ascii: "[") else { throw mismatch(expected: "an array") }
         try enterContainer()
@@ -242,8 +276,15 @@ public struct JSONReader {
             depth -= 1
             return
         }
+        var position = 0
         while true {
-            try element(&self)
+            do {
+                try element(&self)
+            } catch var error as JSONReaderError where error.code != .malformed {
+                error.path.insert("[\(position)]", at: 0)
+                throw error
+            }
+            position += 1
             skipWhitespace()
             guard index < bytes.count else { throw malformed("unterminated array") }
             let separator = bytes[index]

@@ -129,6 +129,20 @@ struct JSONReaderTests {
         }
     }
 
+    @Test("numbers read as the nearest Double, beyond its range refused", arguments: [
+        ("0", 0.0 as Double?), ("-1.5", -1.5), ("1747735200.25", 1_747_735_200.25), ("1e3", 1000), ("null", nil),
+        ("1e400", nil), ("-1e400", nil), (#""1""#, nil), ("true", nil),
+    ])
+    func doubles(text: String, expected: Double?) {
+        do {
+            #expect(try readJSON(text) { try $0.readDouble() } == expected)
+        } catch {
+            #expect(expected == nil)
+            #expect((error as? JSONReaderError)?.code == .invalidValue, "\(error)")
+        }
+        #expect(readFailure(Array("1e400".utf8)) { try $0.readDouble() }?.reason == "1e400 is out of the floating-point range")
+    }
+
     // MARK: Types
 
     enum Kind: String, CaseIterable, Sendable { case string, integer, boolean, object }
@@ -222,6 +236,26 @@ struct JSONReaderTests {
             #expect((error == nil) == accepted, "\(depth) × \(open)")
             if !accepted { #expect(error?.description.contains("nesting deeper than 32 levels") == true) }
         }
+    }
+
+    @Test("a value at fault inside arrays is named by its keys and element positions")
+    func arrayPath() {
+        let json = #"{"a":[{"b":[]},{"b":[true,"x"]}]}"#
+        let error = readFailure(Array(json.utf8)) { reader in
+            try reader.readObject { reader, _ in
+                try reader.readArray { reader in
+                    try reader.readObject { reader, _ in try reader.readArray { _ = try $0.readBool() } }
+                }
+            }
+        }
+        #expect(error?.path == ["a", "[1]", "b", "[1]"])
+        #expect(error?.description == "bad a[1].b[1]: expected a boolean, found a string")
+        #expect(readFailure(Array("[1,2,[3,true]]".utf8)) { try $0.readArray { try $0.skipValue() } } == nil)
+        #expect(readFailure(Array("[1,2,[3,true]]".utf8)) { reader in
+            try reader.readArray { reader in
+                if try reader.peekKind() == .array { try reader.readArray { _ = try $0.readInt64() } } else { try reader.skipValue() }
+            }
+        }?.description == "bad [2][1]: expected an integer, found a boolean")
     }
 
     @Test("a malformed document names the byte where it broke")
