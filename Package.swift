@@ -69,7 +69,8 @@ let package = Package(
         .target(name: "IngestJobs", dependencies: ["Queue"], swiftSettings: strict),
         .target(name: "AppStore", dependencies: ["Crypto", "HTTP", "StoreModel", "StrictJSON"],
                 resources: [.embedInCode("AppleRootCA-G3.cer")], swiftSettings: strict),
-        .target(name: "GooglePlay", dependencies: ["Crypto", "HTTP", "StoreModel", "Logging"], swiftSettings: strict),
+        .target(name: "GooglePlay", dependencies: ["Crypto", "HTTP", "StoreModel", "Logging", "StrictJSON"],
+                swiftSettings: strict),
 
         // Services.
         .target(name: "Worker", dependencies: ["Queue", "Accounts", "Postgres", "Logging"], swiftSettings: strict),
@@ -127,7 +128,9 @@ let package = Package(
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "StrictJSON", "TestPKI",
                                                          "TestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "GooglePlayTests", dependencies: ["GooglePlay", "Crypto", "HTTP", "StoreModel", "StrictJSON",
+                                                           "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "SimulatorTests", dependencies: ["Accounts", "Simulator", "TestPKI", "AppStore", "GooglePlay", "Crypto",
                                                          "HTTP", "TestSupport"],
                     swiftSettings: strict),

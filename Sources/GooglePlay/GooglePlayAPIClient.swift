@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import StrictJSON
 
 /// The Play Developer API calls the mirror needs, for one store connection: subscription state, the charge of an
 /// order, acknowledgement, and voided purchases. Failures are `GooglePlayAPIError`s that say whether to retry.
@@ -93,7 +94,7 @@ public final class GooglePlayAPIClient: Sendable {
         }
         let call = Call("GET", "/orders:batchGet?" + query, summary: "/orders:batchGet (\(ids.count) order ids)")
         let response = try await send(.orders, call)
-        let answer = try Self.decoding(call, response) { try GoogleJSON.decoder().decode(OrdersPage.self, from: response.body) }
+        let answer = try Self.decoding(call, response) { try JSONReader.read(response.body, OrdersPage.init(json:)) }
         let byID = Dictionary((answer.orders ?? []).compactMap { order in order.orderId.map { ($0, order) } }) { first, _ in first }
         return try ids.map { id in
             guard let order = byID[id] else {
@@ -133,8 +134,18 @@ public final class GooglePlayAPIClient: Sendable {
         return batches
     }
 
-    private struct OrdersPage: Decodable {
-        let orders: [GooglePlayOrder]?
+    /// `BatchGetOrdersResponse`, as Google documents it.
+    private struct OrdersPage: JSONReadable {
+        var orders: [GooglePlayOrder]?
+
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "orders": orders = try reader.readList(GooglePlayOrder.self)
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 
     /// `purchases.subscriptions.acknowledge`: tells Google the purchase `token` was granted, which stops the
@@ -175,7 +186,7 @@ public final class GooglePlayAPIClient: Sendable {
         }
         let call = Call("GET", "/purchases/voidedpurchases?" + PercentEncoding.form(query))
         let response = try await send(.voidedPurchases, call)
-        let page = try Self.decoding(call, response) { try GoogleJSON.decoder().decode(VoidedPage.self, from: response.body) }
+        let page = try Self.decoding(call, response) { try JSONReader.read(response.body, VoidedPage.init(json:)) }
         let next = page.tokenPagination?.nextPageToken.flatMap { $0.isEmpty ? nil : $0 }
         if let next, next == token {
             throw GooglePlayAPIError(.invalidResponse, "\(call): the next page token repeats the one asked for")
@@ -254,6 +265,7 @@ public final class GooglePlayAPIClient: Sendable {
 
     // MARK: - Answers
 
+    /// The answer `decode` reads from the body; a `JSONReaderError` names the field at fault and what was wrong.
     private static func decoding<T>(_ call: Call, _ response: HTTPClientResponse, _ decode: () throws -> T)
         throws(GooglePlayAPIError) -> T
     {
@@ -261,18 +273,37 @@ public final class GooglePlayAPIClient: Sendable {
             return try decode()
         } catch {
             throw GooglePlayAPIError(.invalidResponse, "\(call): the body (\(response.body.count) bytes) is not the documented "
-                                     + "JSON: \(GoogleJSON.describe(error))", httpStatus: response.status)
+                                     + "JSON: \(error)", httpStatus: response.status)
         }
     }
 
     /// `VoidedPurchasesListResponse`, as Google documents it (only the fields the client reads).
-    private struct VoidedPage: Decodable {
-        struct TokenPagination: Decodable {
-            let nextPageToken: String?
+    private struct VoidedPage: JSONReadable {
+        struct TokenPagination: JSONReadable {
+            var nextPageToken: String?
+
+            init(json reader: inout JSONReader) throws {
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "nextPageToken": nextPageToken = try reader.readString()
+                    default: try reader.skipValue()
+                    }
+                }
+            }
         }
 
-        let tokenPagination: TokenPagination?
-        let voidedPurchases: [VoidedPurchase]?
+        var tokenPagination: TokenPagination?
+        var voidedPurchases: [VoidedPurchase]?
+
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "tokenPagination": tokenPagination = try reader.readOptional(TokenPagination.init(json:))
+                case "voidedPurchases": voidedPurchases = try reader.readList(VoidedPurchase.self)
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 }
 

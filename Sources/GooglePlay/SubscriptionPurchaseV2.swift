@@ -1,164 +1,228 @@
 import Foundation
+import StrictJSON
 
 /// `purchases.subscriptionsv2.get`'s answer: the authoritative state of one purchase token, with Google's
 /// field names. Enum values (`subscriptionState`, `acknowledgementState`) are kept verbatim, so a value Google
 /// adds later is seen as itself rather than failing the whole answer.
+///
+/// Read with `JSONReader`: every field kept is checked for its kind, unknown fields are skipped, and a field
+/// repeated in the document takes its last value. Fields are `private(set) var` so the readers can fill them one
+/// by one as their keys come.
 public struct SubscriptionPurchaseV2: Sendable {
-    public let kind: String?
+    public private(set) var kind: String?
     /// ISO 3166-1 alpha-2 billing country when the subscription was granted.
-    public let regionCode: String?
+    public private(set) var regionCode: String?
     /// Not set for pending subscriptions.
-    public let startTime: Date?
+    public private(set) var startTime: Date?
     /// `SUBSCRIPTION_STATE_ACTIVE`, `…_CANCELED`, …, verbatim.
-    public let subscriptionState: String?
+    public private(set) var subscriptionState: String?
     /// Deprecated by Google; `lineItems[].latestSuccessfulOrderId` replaces it. Kept for on-call only.
-    public let latestOrderId: String?
+    public private(set) var latestOrderId: String?
     /// The token this purchase replaced (upgrade, downgrade, re-signup, plan type change).
-    public let linkedPurchaseToken: String?
-    public let pausedStateContext: PausedStateContext?
-    public let canceledStateContext: CanceledStateContext?
+    public private(set) var linkedPurchaseToken: String?
+    public private(set) var pausedStateContext: PausedStateContext?
+    public private(set) var canceledStateContext: CanceledStateContext?
     /// `testPurchase` was present: a licence tester's purchase, which moves no money.
-    public let isTestPurchase: Bool
+    public private(set) var isTestPurchase = false
     /// `ACKNOWLEDGEMENT_STATE_PENDING` or `…_ACKNOWLEDGED`, verbatim.
-    public let acknowledgementState: String?
-    public let externalAccountIdentifiers: ExternalAccountIdentifiers?
-    public let outOfAppPurchaseContext: OutOfAppPurchaseContext?
-    public let lineItems: [LineItem]
+    public private(set) var acknowledgementState: String?
+    public private(set) var externalAccountIdentifiers: ExternalAccountIdentifiers?
+    public private(set) var outOfAppPurchaseContext: OutOfAppPurchaseContext?
+    public private(set) var lineItems: [LineItem] = []
     /// The resource as Google sent it, without insignificant whitespace: kept on the purchase for on-call, with
     /// the fields this version does not model.
-    public let json: Data
+    public private(set) var json = Data()
 
-    /// Decodes Google's JSON. Throws `DecodingError` when it is not a `SubscriptionPurchaseV2` object (times must
-    /// be RFC 3339, `lineItems` an array).
+    /// Reads Google's JSON. Throws `JSONReaderError`, naming the field at fault, when it is not a
+    /// `SubscriptionPurchaseV2` object (times must be RFC 3339, `lineItems` an array of objects).
     public init(json: Data) throws {
-        let fields = try GoogleJSON.decoder().decode(Fields.self, from: json)
-        kind = fields.kind
-        regionCode = fields.regionCode
-        startTime = fields.startTime
-        subscriptionState = fields.subscriptionState
-        latestOrderId = fields.latestOrderId
-        linkedPurchaseToken = fields.linkedPurchaseToken
-        pausedStateContext = fields.pausedStateContext
-        canceledStateContext = fields.canceledStateContext
-        isTestPurchase = fields.testPurchase != nil
-        acknowledgementState = fields.acknowledgementState
-        externalAccountIdentifiers = fields.externalAccountIdentifiers
-        outOfAppPurchaseContext = fields.outOfAppPurchaseContext
-        lineItems = fields.lineItems ?? []
+        try JSONReader.read(json) { reader in
+            try reader.readObject { reader, key in
+                switch key {
+                case "kind": kind = try reader.readString()
+                case "regionCode": regionCode = try reader.readString()
+                case "startTime": startTime = try reader.readGoogleTime()
+                case "subscriptionState": subscriptionState = try reader.readString()
+                case "latestOrderId": latestOrderId = try reader.readString()
+                case "linkedPurchaseToken": linkedPurchaseToken = try reader.readString()
+                case "pausedStateContext": pausedStateContext = try reader.readOptional(PausedStateContext.init(json:))
+                case "canceledStateContext": canceledStateContext = try reader.readOptional(CanceledStateContext.init(json:))
+                // It is `{}`: only its presence matters, but it must be an object.
+                case "testPurchase":
+                    isTestPurchase = try reader.readOptional { try $0.readObject { reader, _ in try reader.skipValue() } } != nil
+                case "acknowledgementState": acknowledgementState = try reader.readString()
+                case "externalAccountIdentifiers":
+                    externalAccountIdentifiers = try reader.readOptional(ExternalAccountIdentifiers.init(json:))
+                case "outOfAppPurchaseContext":
+                    outOfAppPurchaseContext = try reader.readOptional(OutOfAppPurchaseContext.init(json:))
+                case "lineItems": lineItems = try reader.readList(LineItem.self) ?? []
+                default: try reader.skipValue()
+                }
+            }
+        }
         self.json = GoogleJSON.compact(json)
     }
 
     /// One subscribed item (the base plan, or an add-on): its product, expiry and the latest order that paid for it.
-    public struct LineItem: Sendable, Hashable, Decodable {
-        public let productId: String?
+    public struct LineItem: Sendable, Hashable, JSONReadable {
+        public private(set) var productId: String?
         /// When the item expired or will expire unless access is extended; the grace period's end while in grace.
-        public let expiryTime: Date?
-        public let autoRenewingPlan: AutoRenewingPlan?
-        public let prepaidPlan: PrepaidPlan?
-        public let offerDetails: OfferDetails?
+        public private(set) var expiryTime: Date?
+        public private(set) var autoRenewingPlan: AutoRenewingPlan?
+        public private(set) var prepaidPlan: PrepaidPlan?
+        public private(set) var offerDetails: OfferDetails?
         /// The current offer phase's key: `basePrice`, `freeTrial`, `introductoryPrice` or `prorationPeriod`.
-        public let offerPhase: String?
+        public private(set) var offerPhase: String?
         /// Absent while the item is not owned yet (a deferred replacement).
-        public let latestSuccessfulOrderId: String?
+        public private(set) var latestSuccessfulOrderId: String?
 
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            productId = try container.decodeIfPresent(String.self, forKey: .productId)
-            expiryTime = try container.decodeIfPresent(Date.self, forKey: .expiryTime)
-            autoRenewingPlan = try container.decodeIfPresent(AutoRenewingPlan.self, forKey: .autoRenewingPlan)
-            prepaidPlan = try container.decodeIfPresent(PrepaidPlan.self, forKey: .prepaidPlan)
-            offerDetails = try container.decodeIfPresent(OfferDetails.self, forKey: .offerDetails)
-            if container.contains(.offerPhase), try !container.decodeNil(forKey: .offerPhase) {
-                let phase = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .offerPhase)
-                offerPhase = phase.allKeys.map(\.stringValue).sorted().first
-            } else {
-                offerPhase = nil
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "productId": productId = try reader.readString()
+                case "expiryTime": expiryTime = try reader.readGoogleTime()
+                case "autoRenewingPlan": autoRenewingPlan = try reader.readOptional(AutoRenewingPlan.init(json:))
+                case "prepaidPlan": prepaidPlan = try reader.readOptional(PrepaidPlan.init(json:))
+                case "offerDetails": offerDetails = try reader.readOptional(OfferDetails.init(json:))
+                case "offerPhase": offerPhase = try reader.readOneof { reader, _ in try reader.skipValue() }
+                case "latestSuccessfulOrderId": latestSuccessfulOrderId = try reader.readString()
+                default: try reader.skipValue()
+                }
             }
-            latestSuccessfulOrderId = try container.decodeIfPresent(String.self, forKey: .latestSuccessfulOrderId)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case productId, expiryTime, autoRenewingPlan, prepaidPlan, offerDetails, offerPhase, latestSuccessfulOrderId
         }
     }
 
     /// Present on renewing items; whether the item will renew decides `autoRenew`.
-    public struct AutoRenewingPlan: Sendable, Hashable, Decodable {
-        public let autoRenewEnabled: Bool?
+    public struct AutoRenewingPlan: Sendable, Hashable, JSONReadable {
+        public private(set) var autoRenewEnabled: Bool?
         /// The list price without discounts or taxes: never the charge (that comes from `orders.get`).
-        public let recurringPrice: GooglePlayMoney?
-    }
+        public private(set) var recurringPrice: GooglePlayMoney?
 
-    /// Present on prepaid items, which never renew.
-    public struct PrepaidPlan: Sendable, Hashable, Decodable {
-        public let allowExtendAfterTime: Date?
-    }
-
-    /// Which base plan (and discounted offer) the item was bought under: mapped to a plan price with the product.
-    public struct OfferDetails: Sendable, Hashable, Decodable {
-        public let basePlanId: String?
-        /// Only for discounted offers.
-        public let offerId: String?
-        public let offerTags: [String]?
-    }
-
-    /// Only in `SUBSCRIPTION_STATE_PAUSED`.
-    public struct PausedStateContext: Sendable, Hashable, Decodable {
-        public let autoResumeTime: Date?
-    }
-
-    /// Who cancelled: exactly one of Google's four contexts is present.
-    public struct CanceledStateContext: Sendable, Hashable, Decodable {
-        /// `userInitiatedCancellation`, `systemInitiatedCancellation`, `developerInitiatedCancellation` or
-        /// `replacementCancellation` (the purchase was replaced by another token).
-        public let initiator: String?
-        /// When the user cancelled (user-initiated only); access lasts until the items' expiry.
-        public let cancelTime: Date?
-
-        public init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: AnyCodingKey.self)
-            initiator = container.allKeys.map(\.stringValue).sorted().first
-            let user = AnyCodingKey(stringValue: "userInitiatedCancellation")
-            if container.contains(user), try !container.decodeNil(forKey: user) {
-                let details = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: user)
-                cancelTime = try details.decodeIfPresent(Date.self, forKey: AnyCodingKey(stringValue: "cancelTime"))
-            } else {
-                cancelTime = nil
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "autoRenewEnabled": autoRenewEnabled = try reader.readBool()
+                case "recurringPrice": recurringPrice = try reader.readOptional(GooglePlayMoney.init(json:))
+                default: try reader.skipValue()
+                }
             }
         }
     }
 
+    /// Present on prepaid items, which never renew.
+    public struct PrepaidPlan: Sendable, Hashable, JSONReadable {
+        public private(set) var allowExtendAfterTime: Date?
+
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "allowExtendAfterTime": allowExtendAfterTime = try reader.readGoogleTime()
+                default: try reader.skipValue()
+                }
+            }
+        }
+    }
+
+    /// Which base plan (and discounted offer) the item was bought under: mapped to a plan price with the product.
+    public struct OfferDetails: Sendable, Hashable, JSONReadable {
+        public private(set) var basePlanId: String?
+        /// Only for discounted offers.
+        public private(set) var offerId: String?
+        public private(set) var offerTags: [String]?
+
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "basePlanId": basePlanId = try reader.readString()
+                case "offerId": offerId = try reader.readString()
+                case "offerTags": offerTags = try reader.readStrings()
+                default: try reader.skipValue()
+                }
+            }
+        }
+    }
+
+    /// Only in `SUBSCRIPTION_STATE_PAUSED`.
+    public struct PausedStateContext: Sendable, Hashable, JSONReadable {
+        public private(set) var autoResumeTime: Date?
+
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "autoResumeTime": autoResumeTime = try reader.readGoogleTime()
+                default: try reader.skipValue()
+                }
+            }
+        }
+    }
+
+    /// Who cancelled: exactly one of Google's four contexts is present.
+    public struct CanceledStateContext: Sendable, Hashable, JSONReadable {
+        /// `userInitiatedCancellation`, `systemInitiatedCancellation`, `developerInitiatedCancellation` or
+        /// `replacementCancellation` (the purchase was replaced by another token).
+        public private(set) var initiator: String?
+        /// When the user cancelled (user-initiated only); access lasts until the items' expiry.
+        public private(set) var cancelTime: Date?
+
+        /// Only the user's context is read; the others are checked as JSON and skipped.
+        public init(json reader: inout JSONReader) throws {
+            var cancelTime: Date?
+            initiator = try reader.readOneof { reader, key in
+                switch key {
+                case "userInitiatedCancellation": cancelTime = try reader.readOptional(Self.readCancelTime) ?? nil
+                default: try reader.skipValue()
+                }
+            }
+            self.cancelTime = cancelTime
+        }
+
+        /// `userInitiatedCancellation`'s `cancelTime`.
+        private static func readCancelTime(_ reader: inout JSONReader) throws -> Date? {
+            var time: Date?
+            try reader.readObject { reader, key in
+                switch key {
+                case "cancelTime": time = try reader.readGoogleTime()
+                default: try reader.skipValue()
+                }
+            }
+            return time
+        }
+    }
+
     /// The identifiers the app attached to the purchase, which link it to a customer.
-    public struct ExternalAccountIdentifiers: Sendable, Hashable, Decodable {
+    public struct ExternalAccountIdentifiers: Sendable, Hashable, JSONReadable {
         /// Only when account linking happened in the purchase flow.
-        public let externalAccountId: String?
+        public private(set) var externalAccountId: String?
         /// What the app passed to `setObfuscatedAccountId`: the account token.
-        public let obfuscatedExternalAccountId: String?
-        public let obfuscatedExternalProfileId: String?
+        public private(set) var obfuscatedExternalAccountId: String?
+        public private(set) var obfuscatedExternalProfileId: String?
+
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "externalAccountId": externalAccountId = try reader.readString()
+                case "obfuscatedExternalAccountId": obfuscatedExternalAccountId = try reader.readString()
+                case "obfuscatedExternalProfileId": obfuscatedExternalProfileId = try reader.readString()
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 
     /// A resubscription from the Play subscription center after expiry; removed once acknowledged.
-    public struct OutOfAppPurchaseContext: Sendable, Hashable, Decodable {
-        public let expiredPurchaseToken: String?
-        public let expiredExternalAccountIdentifiers: ExternalAccountIdentifiers?
-    }
+    public struct OutOfAppPurchaseContext: Sendable, Hashable, JSONReadable {
+        public private(set) var expiredPurchaseToken: String?
+        public private(set) var expiredExternalAccountIdentifiers: ExternalAccountIdentifiers?
 
-    /// The top-level fields as sent; `testPurchase` matters only by its presence (it is `{}`).
-    private struct Fields: Decodable {
-        struct Empty: Decodable {}
-
-        let kind: String?
-        let regionCode: String?
-        let startTime: Date?
-        let subscriptionState: String?
-        let latestOrderId: String?
-        let linkedPurchaseToken: String?
-        let pausedStateContext: PausedStateContext?
-        let canceledStateContext: CanceledStateContext?
-        let testPurchase: Empty?
-        let acknowledgementState: String?
-        let externalAccountIdentifiers: ExternalAccountIdentifiers?
-        let outOfAppPurchaseContext: OutOfAppPurchaseContext?
-        let lineItems: [LineItem]?
+        public init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "expiredPurchaseToken": expiredPurchaseToken = try reader.readString()
+                case "expiredExternalAccountIdentifiers":
+                    expiredExternalAccountIdentifiers = try reader.readOptional(ExternalAccountIdentifiers.init(json:))
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 }

@@ -1,21 +1,22 @@
 import Foundation
+import StrictJSON
 
 /// One record of `purchases.voidedpurchases.list`: an order that was refunded with revocation, charged back or
 /// cancelled. Google's example sends the int32 fields as strings; both spellings are read.
-public struct VoidedPurchase: Sendable, Hashable, Decodable {
-    public let kind: String?
-    public let purchaseToken: String?
+public struct VoidedPurchase: Sendable, Hashable, JSONReadable {
+    public private(set) var kind: String?
+    public private(set) var purchaseToken: String?
     /// Identifies the voided charge exactly (a renewal has its own order id).
-    public let orderId: String?
-    public let purchaseTimeMillis: Int64?
-    public let voidedTimeMillis: Int64?
+    public private(set) var orderId: String?
+    public private(set) var purchaseTimeMillis: Int64?
+    public private(set) var voidedTimeMillis: Int64?
     /// 0 user, 1 developer, 2 Google.
-    public let voidedSource: Int?
+    public private(set) var voidedSource: Int?
     /// 0 other, 1 remorse, 2 not received, 3 defective, 4 accidental purchase, 5 fraud, 6 friendly fraud,
     /// 7 chargeback, 8 unacknowledged purchase.
-    public let voidedReason: Int?
+    public private(set) var voidedReason: Int?
     /// Set only for a quantity-based partial refund.
-    public let voidedQuantity: Int?
+    public private(set) var voidedQuantity: Int?
 
     public init(kind: String? = nil, purchaseToken: String?, orderId: String?, purchaseTimeMillis: Int64? = nil,
                 voidedTimeMillis: Int64?, voidedSource: Int? = nil, voidedReason: Int? = nil, voidedQuantity: Int? = nil) {
@@ -29,16 +30,20 @@ public struct VoidedPurchase: Sendable, Hashable, Decodable {
         self.voidedQuantity = voidedQuantity
     }
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        kind = try container.decodeIfPresent(String.self, forKey: .kind)
-        purchaseToken = try container.decodeIfPresent(String.self, forKey: .purchaseToken)
-        orderId = try container.decodeIfPresent(String.self, forKey: .orderId)
-        purchaseTimeMillis = try container.decodeLenientIfPresent(Int64.self, forKey: .purchaseTimeMillis)
-        voidedTimeMillis = try container.decodeLenientIfPresent(Int64.self, forKey: .voidedTimeMillis)
-        voidedSource = try container.decodeLenientIfPresent(Int.self, forKey: .voidedSource)
-        voidedReason = try container.decodeLenientIfPresent(Int.self, forKey: .voidedReason)
-        voidedQuantity = try container.decodeLenientIfPresent(Int.self, forKey: .voidedQuantity)
+    public init(json reader: inout JSONReader) throws {
+        try reader.readObject { reader, key in
+            switch key {
+            case "kind": kind = try reader.readString()
+            case "purchaseToken": purchaseToken = try reader.readString()
+            case "orderId": orderId = try reader.readString()
+            case "purchaseTimeMillis": purchaseTimeMillis = try reader.readLenientInteger(Int64.self)
+            case "voidedTimeMillis": voidedTimeMillis = try reader.readLenientInteger(Int64.self)
+            case "voidedSource": voidedSource = try reader.readLenientInteger(Int.self)
+            case "voidedReason": voidedReason = try reader.readLenientInteger(Int.self)
+            case "voidedQuantity": voidedQuantity = try reader.readLenientInteger(Int.self)
+            default: try reader.skipValue()
+            }
+        }
     }
 
     /// Google's name for a `voidedReason`, or the number when it is not one Google documents.
@@ -46,10 +51,6 @@ public struct VoidedPurchase: Sendable, Hashable, Decodable {
         let names = ["OTHER", "REMORSE", "NOT_RECEIVED", "DEFECTIVE", "ACCIDENTAL_PURCHASE", "FRAUD", "FRIENDLY_FRAUD",
                      "CHARGEBACK", "UNACKNOWLEDGED_PURCHASE"]
         return names.indices.contains(reason) ? names[reason] : String(reason)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case kind, purchaseToken, orderId, purchaseTimeMillis, voidedTimeMillis, voidedSource, voidedReason, voidedQuantity
     }
 }
 

@@ -250,12 +250,12 @@ struct GooglePlayAPIClientTests {
                 body: #"{"error":{"code":400,"message":"Invalid Value","errors":[{"reason":"invalid"}]}}"#,
                 code: .rejected, retryable: false, reason: "invalid"),
         Failure(name: "200 that is not JSON", status: 200, body: "<html>", code: .invalidResponse, retryable: false,
-                fragment: "not valid JSON"),
+                fragment: "malformed JSON at byte 0"),
         Failure(name: "200 with a time that is not RFC 3339", status: 200,
                 body: #"{"subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","lineItems":[{"productId":"p","expiryTime":"1747735200000"}]}"#,
-                code: .invalidResponse, retryable: false, fragment: "lineItems[0].expiryTime"),
+                code: .invalidResponse, retryable: false, fragment: #"bad lineItems[0].expiryTime: expected an RFC 3339 time, found "1747735200000""#),
         Failure(name: "200 with lineItems that are not an array", status: 200, body: #"{"lineItems":{}}"#,
-                code: .invalidResponse, retryable: false, fragment: "lineItems"),
+                code: .invalidResponse, retryable: false, fragment: "bad lineItems: expected an array, found an object"),
         Failure(name: "302 (redirects are not followed)", status: 302, body: "", code: .invalidResponse, retryable: false),
     ]
 

@@ -1,6 +1,7 @@
 import Foundation
 import GooglePlay
 import StoreModel
+import StrictJSON
 import Testing
 
 /// Guards `GooglePlayMoney`: Google's `Money` JSON (`units` as an int64 string or a number, `nanos` optional) is read
@@ -9,7 +10,7 @@ import Testing
 @Suite("Google Play money")
 struct GooglePlayMoneyTests {
     private func decode(_ json: String) throws -> GooglePlayMoney {
-        try JSONDecoder().decode(GooglePlayMoney.self, from: Data(json.utf8))
+        try JSONReader.read(Data(json.utf8), GooglePlayMoney.init(json:))
     }
 
     @Test("units and nanos convert exactly to minor units", arguments: [
@@ -42,12 +43,18 @@ struct GooglePlayMoneyTests {
         #expect(error?.description.contains(fragment) == true, "\(error?.description ?? "")")
     }
 
-    @Test("values that are not integers do not decode", arguments: [
-        #"{"currencyCode":"USD","units":"9.99"}"#, #"{"currencyCode":"USD","units":9.99}"#,
-        #"{"currencyCode":"USD","units":"nine"}"#, #"{"currencyCode":"USD","units":"99999999999999999999"}"#,
-        #"{"currencyCode":"USD","nanos":"3000000000"}"#, #"{"currencyCode":"USD","units":true}"#,
+    @Test("values that are not integers do not decode, and the message names the field", arguments: [
+        (#"{"currencyCode":"USD","units":"9.99"}"#, "bad units: expected an integer (Int64) as a decimal string"),
+        (#"{"currencyCode":"USD","units":9.99}"#, "bad units: expected an integer, found 9.99"),
+        (#"{"currencyCode":"USD","units":"nine"}"#, #"found "nine""#),
+        (#"{"currencyCode":"USD","units":"99999999999999999999"}"#, "bad units"),
+        (#"{"currencyCode":"USD","nanos":"3000000000"}"#, "bad nanos: expected an integer (Int32)"),
+        (#"{"currencyCode":"USD","nanos":3000000000}"#, "bad nanos: 3000000000 is out of the Int32 range"),
+        (#"{"currencyCode":"USD","units":true}"#, "bad units: expected an integer or a decimal string, found a boolean"),
+        (#"{"currencyCode":7}"#, "bad currencyCode: expected a string, found a number"),
     ])
-    func notIntegers(json: String) {
-        #expect(throws: DecodingError.self) { try decode(json) }
+    func notIntegers(json: String, message: String) {
+        let error = #expect(throws: JSONReaderError.self) { try decode(json) }
+        #expect(error?.description.contains(message) == true, "\(error.map(String.init(describing:)) ?? "accepted")")
     }
 }
