@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// A Google Play Real-time developer notification (the base64-decoded `message.data` of a Pub/Sub push): only a
 /// poke that something changed for a purchase token; the state comes from the API. Read leniently — Google's
@@ -32,13 +33,13 @@ public struct DeveloperNotification: Sendable, Equatable {
         guard json.count <= Self.maxLength else {
             throw GoogleNotificationError(.tooLarge, "the notification is \(json.count) bytes, more than \(Self.maxLength)")
         }
+        let fields: NotificationFields
         do {
-            self = try JSONDecoder().decode(Decoded.self, from: json).notification
-        } catch let error as GoogleNotificationError {
-            throw error
+            fields = try JSONReader.read(json, NotificationFields.init(json:))
         } catch {
-            throw GoogleNotificationError(.invalidNotification, "not a DeveloperNotification: \(GoogleJSON.describe(error))")
+            throw GoogleNotificationError(.invalidNotification, "not a DeveloperNotification: \(error)")
         }
+        self = try fields.notification()
     }
 
     fileprivate init(version: String?, packageName: String, eventTimeMillis: Int64, content: Content) {
@@ -151,76 +152,117 @@ extension VoidedOrder {
     }
 }
 
-// MARK: - Decoding
+// MARK: - Reading
 
-/// Decodes the top-level object by presence of its notification fields, checking every field it keeps.
-private struct Decoded: Decodable {
-    let notification: DeveloperNotification
+/// The top-level fields as sent, read in one pass; `notification()` then checks them. A notification object is
+/// one whose field name ends in `Notification` and whose value is not `null`.
+private struct NotificationFields: JSONReadable {
+    var version: String?
+    var packageName: String?
+    var eventTimeMillis: Int64?
+    /// Each notification object present, by field name; kinds this version does not model keep no fields.
+    var notifications: [String: ObjectFields] = [:]
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: AnyCodingKey.self)
-        func key(_ name: String) -> AnyCodingKey { AnyCodingKey(stringValue: name) }
+    init(json reader: inout JSONReader) throws {
+        try reader.readObject { reader, key in
+            switch key {
+            case "version": version = try reader.readString()
+            case "packageName": packageName = try reader.readString()
+            case "eventTimeMillis": eventTimeMillis = try reader.readLenientInteger(Int64.self)
+            default:
+                let name = key.description
+                guard name.hasSuffix("Notification") else { return try reader.skipValue() }
+                let kind = ObjectFields.Kind(rawValue: name)
+                notifications[name] = try reader.readOptional { try ObjectFields(json: &$0, kind: kind) }
+            }
+        }
+    }
+
+    /// The notification, once exactly one notification object is present and every field it needs checks out.
+    func notification() throws(GoogleNotificationError) -> DeveloperNotification {
         func invalid(_ reason: String) -> GoogleNotificationError { GoogleNotificationError(.invalidNotification, reason) }
-
-        let present = try container.allKeys.filter { $0.stringValue.hasSuffix("Notification") }
-            .filter { try !container.decodeNil(forKey: $0) }.map(\.stringValue).sorted()
-        guard present.count == 1, let kind = present.first else {
+        let present = notifications.keys.sorted()
+        guard present.count == 1, let kind = present.first, let object = notifications[kind] else {
             throw invalid(present.isEmpty ? "it carries no notification object"
                           : "it carries \(present.count) notification objects (\(present.joined(separator: ", "))), not one")
         }
-        guard let packageName = try container.decodeIfPresent(String.self, forKey: key("packageName")),
-              (1...255).contains(packageName.utf8.count) else {
+        guard let packageName, (1...255).contains(packageName.utf8.count) else {
             throw invalid("packageName is missing, empty or longer than 255 bytes")
         }
-        guard let millis = try container.decodeLenientIfPresent(Int64.self, forKey: key("eventTimeMillis")), millis >= 0 else {
-            throw invalid("eventTimeMillis is missing or negative")
-        }
+        guard let eventTimeMillis, eventTimeMillis >= 0 else { throw invalid("eventTimeMillis is missing or negative") }
         let content: DeveloperNotification.Content
-        switch kind {
-        case "subscriptionNotification":
-            let object = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key(kind))
-            guard let type = try object.decodeLenientIfPresent(Int.self, forKey: key("notificationType")) else {
-                throw invalid("subscriptionNotification.notificationType is missing")
-            }
+        switch ObjectFields.Kind(rawValue: kind) {
+        case .subscription?:
+            guard let type = object.notificationType else { throw invalid("\(kind).notificationType is missing") }
             content = .subscription(SubscriptionNotification(
-                version: try object.decodeIfPresent(String.self, forKey: key("version")),
-                notificationType: SubscriptionNotificationType(rawValue: type),
-                purchaseToken: try Self.token(object, "purchaseToken", in: kind)))
-        case "oneTimeProductNotification":
-            let object = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key(kind))
-            guard let type = try object.decodeLenientIfPresent(Int.self, forKey: key("notificationType")) else {
-                throw invalid("oneTimeProductNotification.notificationType is missing")
-            }
+                version: object.version, notificationType: SubscriptionNotificationType(rawValue: type),
+                purchaseToken: try Self.token(object.purchaseToken, "purchaseToken", in: kind)))
+        case .oneTimeProduct?:
+            guard let type = object.notificationType else { throw invalid("\(kind).notificationType is missing") }
             content = .oneTimeProduct(OneTimeProductNotification(
-                version: try object.decodeIfPresent(String.self, forKey: key("version")), notificationType: type,
-                purchaseToken: try Self.token(object, "purchaseToken", in: kind),
-                sku: try object.decodeIfPresent(String.self, forKey: key("sku"))))
-        case "voidedPurchaseNotification":
-            let object = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key(kind))
+                version: object.version, notificationType: type,
+                purchaseToken: try Self.token(object.purchaseToken, "purchaseToken", in: kind), sku: object.sku))
+        case .voidedPurchase?:
             content = .voidedPurchase(VoidedPurchaseNotification(
-                purchaseToken: try Self.token(object, "purchaseToken", in: kind),
-                orderId: try Self.token(object, "orderId", in: kind),
-                productType: try object.decodeLenientIfPresent(Int.self, forKey: key("productType")),
-                refundType: try object.decodeLenientIfPresent(Int.self, forKey: key("refundType"))))
-        case "testNotification":
-            let object = try container.nestedContainer(keyedBy: AnyCodingKey.self, forKey: key(kind))
-            content = .test(TestNotification(version: try object.decodeIfPresent(String.self, forKey: key("version"))))
-        default:
+                purchaseToken: try Self.token(object.purchaseToken, "purchaseToken", in: kind),
+                orderId: try Self.token(object.orderId, "orderId", in: kind), productType: object.productType,
+                refundType: object.refundType))
+        case .test?:
+            content = .test(TestNotification(version: object.version))
+        case nil:
             guard kind.utf8.count <= 64 else { throw invalid("a notification field name is longer than 64 bytes") }
             content = .other(kind)
         }
-        notification = DeveloperNotification(version: try container.decodeIfPresent(String.self, forKey: key("version")),
-                                             packageName: packageName, eventTimeMillis: millis, content: content)
+        return DeveloperNotification(version: version, packageName: packageName, eventTimeMillis: eventTimeMillis,
+                                     content: content)
     }
 
     /// A purchase token or order id: present, not empty, bounded, printable ASCII (it goes into URLs and logs).
-    private static func token(_ object: KeyedDecodingContainer<AnyCodingKey>, _ name: String, in kind: String) throws -> String {
-        guard let value = try object.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: name)),
-              (1...DeveloperNotification.maxTokenLength).contains(value.utf8.count),
+    private static func token(_ value: String?, _ name: String, in kind: String) throws(GoogleNotificationError) -> String {
+        guard let value, (1...DeveloperNotification.maxTokenLength).contains(value.utf8.count),
               value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw GoogleNotificationError(.invalidNotification, "\(kind).\(name) is missing, empty, longer than "
                                           + "\(DeveloperNotification.maxTokenLength) bytes or not printable ASCII")
         }
         return value
+    }
+}
+
+/// One notification object's fields as sent: only those its kind has are read (and checked for their kind), the
+/// rest skipped, so a field another kind carries does not fail it.
+private struct ObjectFields {
+    /// The kinds this version models, by their field names.
+    enum Kind: String {
+        case subscription = "subscriptionNotification", oneTimeProduct = "oneTimeProductNotification"
+        case voidedPurchase = "voidedPurchaseNotification", test = "testNotification"
+    }
+
+    var version: String?
+    var notificationType: Int?
+    var purchaseToken: String?
+    var sku: String?
+    var orderId: String?
+    var productType: Int?
+    var refundType: Int?
+
+    /// Reads the object of a kind this version models; for another kind (nil), skips the value, whatever it is.
+    init(json reader: inout JSONReader, kind: Kind?) throws {
+        guard let kind else {
+            try reader.skipValue()
+            return
+        }
+        try reader.readObject { reader, key in
+            switch key {
+            case "version" where kind != .voidedPurchase: version = try reader.readString()
+            case "notificationType" where kind == .subscription || kind == .oneTimeProduct:
+                notificationType = try reader.readLenientInteger(Int.self)
+            case "purchaseToken" where kind != .test: purchaseToken = try reader.readString()
+            case "sku" where kind == .oneTimeProduct: sku = try reader.readString()
+            case "orderId" where kind == .voidedPurchase: orderId = try reader.readString()
+            case "productType" where kind == .voidedPurchase: productType = try reader.readLenientInteger(Int.self)
+            case "refundType" where kind == .voidedPurchase: refundType = try reader.readLenientInteger(Int.self)
+            default: try reader.skipValue()
+            }
+        }
     }
 }

@@ -30,37 +30,6 @@ enum GoogleJSON {
         }
         return result
     }
-
-    /// A decoding failure as the JSON path it happened at and what was wrong, for error messages that let
-    /// on-call find the field without the payload.
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        switch error {
-        case .typeMismatch(let type, let context):
-            return "\(path(context.codingPath)): expected \(type)"
-        case .valueNotFound(let type, let context):
-            return "\(path(context.codingPath)): expected \(type), found null"
-        case .keyNotFound(let key, let context):
-            return "\(path(context.codingPath + [key])) is missing"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
-    }
-
-    private static func path(_ keys: [any CodingKey]) -> String {
-        guard !keys.isEmpty else { return "the document" }
-        var text = ""
-        for key in keys {
-            if let index = key.intValue {
-                text += "[\(index)]"
-            } else {
-                text += (text.isEmpty ? "" : ".") + key.stringValue
-            }
-        }
-        return text
-    }
 }
 
 extension JSONReader {
@@ -108,28 +77,5 @@ struct LenientInteger<Value: FixedWidthInteger & Decodable & Sendable>: Decodabl
                                                    + "not a \(Value.self)")
         }
         value = number
-    }
-}
-
-/// Any key, for objects whose keys are read by presence (Google's `oneof` fields).
-struct AnyCodingKey: CodingKey {
-    let stringValue: String
-    let intValue: Int?
-
-    init(stringValue: String) {
-        self.stringValue = stringValue
-        intValue = nil
-    }
-
-    init?(intValue: Int) {
-        stringValue = String(intValue)
-        self.intValue = intValue
-    }
-}
-
-extension KeyedDecodingContainer {
-    /// An integer at `key` sent as a number or a decimal string; `nil` when absent or null.
-    func decodeLenientIfPresent<T: FixedWidthInteger & Decodable & Sendable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try decodeIfPresent(LenientInteger<T>.self, forKey: key)?.value
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 
 /// A Cloud Pub/Sub push request in the default (wrapped) format: the envelope around one message. Read leniently,
 /// as real pushes send both `messageId` and `message_id` (and `publishTime` / `publish_time`) and Pub/Sub adds
@@ -33,10 +34,9 @@ public struct PubSubPush: Sendable {
         }
         let envelope: Envelope
         do {
-            envelope = try JSONDecoder().decode(Envelope.self, from: body)
+            envelope = try JSONReader.read(body, Envelope.init(json:))
         } catch {
-            throw GoogleNotificationError(.invalidEnvelope,
-                                          "the push body is not a Pub/Sub envelope: \(GoogleJSON.describe(error))")
+            throw GoogleNotificationError(.invalidEnvelope, "the push body is not a Pub/Sub envelope: \(error)")
         }
         guard let message = envelope.message else {
             throw GoogleNotificationError(.invalidEnvelope, "the push body has no message object")
@@ -108,21 +108,41 @@ public struct PubSubPush: Sendable {
         return data
     }
 
-    /// Pub/Sub's `PushRequest`, with the snake_case duplicates real pushes carry.
-    private struct Envelope: Decodable {
-        struct Message: Decodable {
-            let data: String?
-            let messageId: String?
-            let messageIdSnake: String?
-            let publishTime: String?
-            let publishTimeSnake: String?
+    /// Pub/Sub's `PushRequest`, with the snake_case duplicates real pushes carry. `publishTime` is kept as text:
+    /// it is checked once both spellings agree.
+    private struct Envelope: JSONReadable {
+        struct Message: JSONReadable {
+            var data: String?
+            var messageId: String?
+            var messageIdSnake: String?
+            var publishTime: String?
+            var publishTimeSnake: String?
 
-            enum CodingKeys: String, CodingKey {
-                case data, messageId, messageIdSnake = "message_id", publishTime, publishTimeSnake = "publish_time"
+            init(json reader: inout JSONReader) throws {
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "data": data = try reader.readString()
+                    case "messageId": messageId = try reader.readString()
+                    case "message_id": messageIdSnake = try reader.readString()
+                    case "publishTime": publishTime = try reader.readString()
+                    case "publish_time": publishTimeSnake = try reader.readString()
+                    default: try reader.skipValue()
+                    }
+                }
             }
         }
 
-        let message: Message?
-        let subscription: String?
+        var message: Message?
+        var subscription: String?
+
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "message": message = try reader.readOptional(Message.init(json:))
+                case "subscription": subscription = try reader.readString()
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 }

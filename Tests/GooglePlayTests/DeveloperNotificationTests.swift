@@ -76,8 +76,8 @@ struct DeveloperNotificationTests {
     }
 
     @Test("malformed notifications are refused with the field at fault", arguments: [
-        ("not JSON", "eyJ2ZXJzaW9uIjoi", "not a DeveloperNotification"),
-        ("a JSON array", "[]", "not a DeveloperNotification"),
+        ("not JSON", "eyJ2ZXJzaW9uIjoi", "not a DeveloperNotification: malformed JSON at byte 0"),
+        ("a JSON array", "[]", "not a DeveloperNotification: expected an object, found an array"),
         ("no notification object", wrapped(#""other":{}"#), "no notification object"),
         ("only a null notification", wrapped(#""testNotification":null"#), "no notification object"),
         ("two notification objects", wrapped(#""testNotification":{},"subscriptionNotification":{"notificationType":1,"purchaseToken":"t"}"#),
@@ -86,20 +86,40 @@ struct DeveloperNotificationTests {
         ("an empty package name", #"{"packageName":"","eventTimeMillis":"1","testNotification":{}}"#, "packageName"),
         ("no event time", #"{"packageName":"p","testNotification":{}}"#, "eventTimeMillis"),
         ("a negative event time", wrapped(#""testNotification":{}"#, eventTime: "-5"), "eventTimeMillis"),
-        ("an event time that is not a number", wrapped(#""testNotification":{}"#, eventTime: #""soon""#), "eventTimeMillis"),
-        ("a fractional event time", wrapped(#""testNotification":{}"#, eventTime: "1503349566168.5"), "eventTimeMillis"),
+        ("an event time that is not a number", wrapped(#""testNotification":{}"#, eventTime: #""soon""#),
+         #"bad eventTimeMillis: expected an integer (Int64) as a decimal string of at most 24 bytes, found "soon""#),
+        ("a fractional event time", wrapped(#""testNotification":{}"#, eventTime: "1503349566168.5"),
+         "bad eventTimeMillis: expected an integer, found 1503349566168.5"),
+        ("a fractional event time as a string", wrapped(#""testNotification":{}"#, eventTime: #""1503349566168.5""#),
+         "bad eventTimeMillis: expected an integer (Int64) as a decimal string"),
+        ("an event time string over 24 bytes", wrapped(#""testNotification":{}"#, eventTime: #""0000000000001503349566168""#),
+         "bad eventTimeMillis: expected an integer (Int64) as a decimal string of at most 24 bytes"),
+        ("an event time that is a boolean", wrapped(#""testNotification":{}"#, eventTime: "true"),
+         "bad eventTimeMillis: expected an integer or a decimal string, found a boolean"),
+        ("a null event time", wrapped(#""testNotification":{}"#, eventTime: "null"), "eventTimeMillis is missing"),
         ("no notification type", wrapped(#""subscriptionNotification":{"purchaseToken":"t"}"#), "notificationType"),
         ("a notification type that is not a number", wrapped(#""subscriptionNotification":{"notificationType":"four","purchaseToken":"t"}"#),
-         "notificationType"),
+         #"bad subscriptionNotification.notificationType: expected an integer (Int) as a decimal string of at most 24 bytes, found "four""#),
+        ("a fractional refund type", wrapped(#""voidedPurchaseNotification":{"purchaseToken":"t","orderId":"o","refundType":1.5}"#),
+         "bad voidedPurchaseNotification.refundType: expected an integer, found 1.5"),
+        ("a package name that is not a string", #"{"packageName":1,"eventTimeMillis":"1","testNotification":{}}"#,
+         "bad packageName: expected a string, found a number"),
+        ("a version that is not a string", wrapped(#""testNotification":{"version":1.0}"#),
+         "bad testNotification.version: expected a string, found a number"),
         ("no purchase token", wrapped(#""subscriptionNotification":{"notificationType":4}"#), "purchaseToken"),
         ("an empty purchase token", wrapped(#""subscriptionNotification":{"notificationType":4,"purchaseToken":""}"#), "purchaseToken"),
         ("a purchase token with a newline", wrapped(#""subscriptionNotification":{"notificationType":4,"purchaseToken":"a\nb"}"#),
          "purchaseToken"),
         ("a purchase token that is not a string", wrapped(#""subscriptionNotification":{"notificationType":4,"purchaseToken":7}"#),
-         "purchaseToken"),
+         "bad subscriptionNotification.purchaseToken: expected a string, found a number"),
         ("a voided purchase without its order", wrapped(#""voidedPurchaseNotification":{"purchaseToken":"t","productType":1}"#),
          "orderId"),
-        ("a notification that is not an object", wrapped(#""subscriptionNotification":"4""#), "subscriptionNotification"),
+        ("a notification that is not an object", wrapped(#""subscriptionNotification":"4""#),
+         "bad subscriptionNotification: expected an object, found a string"),
+        ("a notification repeated, the last one null", wrapped(#""testNotification":{},"testNotification":null"#),
+         "no notification object"),
+        ("a notification of an unknown kind beside a known one", wrapped(#""testNotification":{},"futureNotification":1"#),
+         "2 notification objects (futureNotification, testNotification)"),
         ("an oversized purchase token", wrapped(#""subscriptionNotification":{"notificationType":4,"purchaseToken":"\#(String(repeating: "a", count: 4097))"}"#),
          "purchaseToken"),
     ])
@@ -107,6 +127,29 @@ struct DeveloperNotificationTests {
         let error = refusal(json)
         #expect(error?.code == .invalidNotification)
         #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "accepted")")
+    }
+
+    @Test("unknown fields and fields of another kind are skipped unread; a repeated field takes its last value", arguments: [
+        (wrapped(#""testNotification":{"purchaseToken":7,"notificationType":"x","extra":{"a":[1,{}]}},"extra":null"#),
+         DeveloperNotification.Content.test(TestNotification(version: nil))),
+        (wrapped(#""subscriptionNotification":{"notificationType":4,"purchaseToken":"t","sku":5,"orderId":[],"subscriptionId":{}}"#),
+         .subscription(SubscriptionNotification(version: nil, notificationType: .purchased, purchaseToken: "t"))),
+        (wrapped(#""voidedPurchaseNotification":{"purchaseToken":"t","orderId":"o","version":2,"notificationType":true}"#),
+         .voidedPurchase(VoidedPurchaseNotification(purchaseToken: "t", orderId: "o", productType: nil, refundType: nil))),
+        (wrapped(#""subscriptionNotification":{"notificationType":4,"notificationType":"13","purchaseToken":"a","purchaseToken":"b"}"#),
+         .subscription(SubscriptionNotification(version: nil, notificationType: .expired, purchaseToken: "b"))),
+        (wrapped(#""testNotification":null,"testNotification":{"version":"2"}"#), .test(TestNotification(version: "2"))),
+        (wrapped(#""futureNotification":"anything""#), .other("futureNotification")),
+    ])
+    func skippedAndRepeated(json: String, content: DeveloperNotification.Content) throws {
+        #expect(try decode(json).content == content)
+    }
+
+    @Test("a repeated top-level field takes its last value")
+    func repeatedTopLevel() throws {
+        let notification = try decode(#"{"packageName":"a","eventTimeMillis":"1","packageName":"b","eventTimeMillis":2,"testNotification":{}}"#)
+        #expect(notification.packageName == "b")
+        #expect(notification.eventTimeMillis == 2)
     }
 
     @Test("a notification over 16 KiB is refused before parsing")

@@ -66,9 +66,21 @@ struct PubSubPushTests {
     }
 
     @Test("malformed envelopes are refused with the reason", arguments: [
-        ("not JSON", Data("message=1".utf8), GoogleNotificationError.Code.invalidEnvelope, "not a Pub/Sub envelope"),
-        ("a JSON array", Data("[]".utf8), .invalidEnvelope, "not a Pub/Sub envelope"),
+        ("not JSON", Data("message=1".utf8), GoogleNotificationError.Code.invalidEnvelope,
+         "not a Pub/Sub envelope: malformed JSON at byte 0"),
+        ("a JSON array", Data("[]".utf8), .invalidEnvelope, "not a Pub/Sub envelope: expected an object, found an array"),
         ("no message", Data(#"{"subscription":"s"}"#.utf8), .invalidEnvelope, "no message"),
+        ("a null message", Data(#"{"message":null}"#.utf8), .invalidEnvelope, "no message"),
+        ("a message that is not an object", Data(#"{"message":"m"}"#.utf8), .invalidEnvelope,
+         "bad message: expected an object, found a string"),
+        ("a numeric message id", Data(#"{"message":{"messageId":1}}"#.utf8), .invalidEnvelope,
+         "bad message.messageId: expected a string, found a number"),
+        ("a snake_case publish time that is not a string", Data(#"{"message":{"messageId":"1","publish_time":0}}"#.utf8),
+         .invalidEnvelope, "bad message.publish_time: expected a string, found a number"),
+        ("a subscription that is not a string", Data(#"{"message":{"messageId":"1"},"subscription":[]}"#.utf8),
+         .invalidEnvelope, "bad subscription: expected a string, found an array"),
+        ("trailing data after the envelope", Data(#"{"message":{"messageId":"1"}} {}"#.utf8), .invalidEnvelope,
+         "unexpected data after the JSON value"),
         ("no message id", push(["data": data]), .invalidEnvelope, "messageId"),
         ("an empty message id", push(["messageId": "", "data": data]), .invalidEnvelope, "messageId"),
         ("a message id with a space", push(["messageId": "1 2", "data": data]), .invalidEnvelope, "messageId"),
@@ -99,6 +111,15 @@ struct PubSubPushTests {
         let error = failure { _ = try PubSubPush(body: body) }
         #expect(error?.code == code)
         #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test("a repeated field takes its last value, unknown ones of any kind are skipped")
+    func repeatedAndUnknown() throws {
+        let body = #"{"message":{"messageId":"1","messageId":"2","attributes":{"a":[null,1.5e3]},"data":null},"x":[{}]}"#
+        let envelope = try PubSubPush(body: Data(body.utf8))
+        #expect(envelope.messageID == "2")
+        #expect(envelope.data.isEmpty)
+        #expect(envelope.subscription == nil)
     }
 
     @Test("a message id as long as a receipt keeps is read")
