@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTP
 import Logging
+import StrictJSON
 
 /// The OAuth 2.0 access token one store connection sends, obtained with the service account's signed assertion
 /// (the JWT-bearer grant) and reused until shortly before Google's `expires_in` runs out. Concurrent callers
@@ -90,7 +91,7 @@ actor GoogleAccessTokenCache {
         guard (200...299).contains(response.status) else {
             throw refusal(response, call: call, settings: settings, now: now())
         }
-        guard let answer = try? JSONDecoder().decode(TokenAnswer.self, from: response.body) else {
+        guard let answer = try? JSONReader.read(response.body, TokenAnswer.init(json:)) else {
             throw GooglePlayAPIError(.tokenInvalidResponse, "\(call) answered \(response.status) with a body that is not a "
                                      + "token JSON object (\(response.body.count) bytes)", httpStatus: response.status)
         }
@@ -104,7 +105,7 @@ actor GoogleAccessTokenCache {
             throw GooglePlayAPIError(.tokenInvalidResponse, "\(call) answered token_type \(type.prefix(20).debugDescription), "
                                      + "not Bearer", httpStatus: response.status)
         }
-        guard let expiresIn = answer.expiresIn?.value, expiresIn > 0 else {
+        guard let expiresIn = answer.expiresIn, expiresIn > 0 else {
             throw GooglePlayAPIError(.tokenInvalidResponse, "\(call) answered without a positive expires_in",
                                      httpStatus: response.status)
         }
@@ -117,7 +118,7 @@ actor GoogleAccessTokenCache {
         -> GooglePlayAPIError
     {
         let status = response.status
-        let answer = try? JSONDecoder().decode(TokenError.self, from: response.body)
+        let answer = try? JSONReader.read(response.body, TokenError.init(json:))
         let error = answer?.error.map { String($0.prefix(64)) }
         let description = answer?.errorDescription.map { String($0.prefix(300)) }
         let said = [error, description.map { "\"\($0)\"" }].compactMap { $0 }.joined(separator: " ")
@@ -143,24 +144,37 @@ actor GoogleAccessTokenCache {
         }
     }
 
-    /// RFC 6749 §5.1's answer.
-    private struct TokenAnswer: Decodable {
-        let accessToken: String?
-        let expiresIn: LenientInteger<Int64>?
-        let tokenType: String?
+    /// RFC 6749 §5.1's answer; `expires_in` as a number or a decimal string.
+    private struct TokenAnswer: JSONReadable {
+        var accessToken: String?
+        var expiresIn: Int64?
+        var tokenType: String?
 
-        enum CodingKeys: String, CodingKey {
-            case accessToken = "access_token", expiresIn = "expires_in", tokenType = "token_type"
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "access_token": accessToken = try reader.readString()
+                case "expires_in": expiresIn = try reader.readLenientInteger(Int64.self)
+                case "token_type": tokenType = try reader.readString()
+                default: try reader.skipValue()
+                }
+            }
         }
     }
 
     /// RFC 6749 §5.2's error answer.
-    private struct TokenError: Decodable {
-        let error: String?
-        let errorDescription: String?
+    private struct TokenError: JSONReadable {
+        var error: String?
+        var errorDescription: String?
 
-        enum CodingKeys: String, CodingKey {
-            case error, errorDescription = "error_description"
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "error": error = try reader.readString()
+                case "error_description": errorDescription = try reader.readString()
+                default: try reader.skipValue()
+                }
+            }
         }
     }
 }

@@ -57,25 +57,3 @@ extension JSONReader {
         } ?? nil
     }
 }
-
-/// An integer sent as a JSON number or as a decimal string.
-struct LenientInteger<Value: FixedWidthInteger & Decodable & Sendable>: Decodable, Sendable {
-    let value: Value
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let number = try? container.decode(Value.self) {
-            value = number
-            return
-        }
-        guard let text = try? container.decode(String.self) else {
-            throw DecodingError.typeMismatch(Value.self, .init(codingPath: decoder.codingPath,
-                                                               debugDescription: "expected an integer or a decimal string"))
-        }
-        guard text.utf8.count <= 24, let number = Value(text) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "\(text.prefix(24).debugDescription) is "
-                                                   + "not a \(Value.self)")
-        }
-        value = number
-    }
-}

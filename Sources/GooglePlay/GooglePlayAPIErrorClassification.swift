@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import StrictJSON
 
 extension GooglePlayAPIError {
     /// What on-call must check when Google refuses the service account: the usual cause by far.
@@ -17,7 +18,7 @@ extension GooglePlayAPIError {
     /// and path) for the message.
     static func classify(_ response: HTTPClientResponse, call: String, now: Date) -> GooglePlayAPIError {
         let status = response.status
-        let body = try? JSONDecoder().decode(ErrorBody.self, from: response.body)
+        let body = try? JSONReader.read(response.body, ErrorBody.init(json:))
         let reason = body?.error?.errors?.first?.reason.map { String($0.prefix(100)) }
         let googleMessage = body?.error?.message.map { String($0.prefix(300)) }
         let said = [reason, googleMessage.map { "\"\($0)\"" }].compactMap { $0 }.joined(separator: " ")
@@ -61,17 +62,46 @@ extension GooglePlayAPIError {
         return min(after, maximumRetryAfter)
     }
 
-    /// Google's JSON error body: `{"error": {"code": 404, "message": "…", "errors": [{"reason": "…"}]}}`.
-    private struct ErrorBody: Decodable {
-        struct Details: Decodable {
-            let message: String?
-            let errors: [Item]?
+    /// Google's JSON error body: `{"error": {"code": 404, "message": "…", "errors": [{"reason": "…"}]}}`. One that
+    /// is not (a field of the wrong kind) is read as no body: the status alone classifies the answer.
+    private struct ErrorBody: JSONReadable {
+        struct Details: JSONReadable {
+            var message: String?
+            var errors: [Item]?
+
+            init(json reader: inout JSONReader) throws {
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "message": message = try reader.readString()
+                    case "errors": errors = try reader.readList(Item.self)
+                    default: try reader.skipValue()
+                    }
+                }
+            }
         }
 
-        struct Item: Decodable {
-            let reason: String?
+        struct Item: JSONReadable {
+            var reason: String?
+
+            init(json reader: inout JSONReader) throws {
+                try reader.readObject { reader, key in
+                    switch key {
+                    case "reason": reason = try reader.readString()
+                    default: try reader.skipValue()
+                    }
+                }
+            }
         }
 
-        let error: Details?
+        var error: Details?
+
+        init(json reader: inout JSONReader) throws {
+            try reader.readObject { reader, key in
+                switch key {
+                case "error": error = try reader.readOptional(Details.init(json:))
+                default: try reader.skipValue()
+                }
+            }
+        }
     }
 }

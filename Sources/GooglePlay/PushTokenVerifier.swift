@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StrictJSON
 
 /// What a verified push token asserts: Google vouches that the push was sent, for this endpoint, by this
 /// service account.
@@ -57,9 +58,10 @@ public struct PushTokenVerifier: Sendable {
         }
         let claims: RawClaims
         do {
-            claims = try JSONDecoder().decode(RawClaims.self, from: jws.payload)
+            claims = try JSONReader.read(jws.payload, RawClaims.init(json:))
         } catch {
-            throw PushTokenError(.malformed, "claims are not a JSON object with numeric exp and iat and string iss, aud, email and sub")
+            throw PushTokenError(.malformed, "claims are not a JSON object with numeric exp and iat and string iss, aud, email "
+                                 + "and sub: \(error)")
         }
 
         guard jws.header.alg == SignatureAlgorithm.rs256.rawValue else {
@@ -85,7 +87,7 @@ public struct PushTokenVerifier: Sendable {
             throw PushTokenError(.wrongEmail,
                                  "email is \(claims.email.map { "\"\($0)\"" } ?? "missing"), expected \"\(serviceAccountEmail)\"")
         }
-        guard claims.emailVerified?.value == true else {
+        guard claims.emailVerified == true else {
             throw PushTokenError(.emailNotVerified, "email_verified is not the boolean true")
         }
         let expiresAt = Date(timeIntervalSince1970: claims.exp)
@@ -130,24 +132,37 @@ public struct PushTokenVerifier: Sendable {
 }
 
 /// The claims as sent. Types are strict except `email_verified`, whose non-boolean values are kept as
-/// "not verified" so they get that code rather than `malformed`.
-private struct RawClaims: Decodable {
-    struct StrictBool: Decodable {
-        let value: Bool?
-        init(from decoder: any Decoder) throws {
-            value = try? decoder.singleValueContainer().decode(Bool.self)
+/// "not verified" so they get that code rather than `malformed`. A repeated claim takes its last value: the
+/// signature, checked before any claim is believed, covers the payload whole.
+private struct RawClaims: JSONReadable {
+    var iss: String?
+    var aud: String?
+    var email: String?
+    var emailVerified: Bool?
+    var exp: Double
+    var iat: Double
+    var sub: String?
+
+    init(json reader: inout JSONReader) throws {
+        var iss: String?, aud: String?, email: String?, emailVerified: Bool?, exp: Double?, iat: Double?, sub: String?
+        try reader.readObject { reader, key in
+            switch key {
+            case "iss": iss = try reader.readString()
+            case "aud": aud = try reader.readString()
+            case "email": email = try reader.readString()
+            case "email_verified" where try reader.peekKind() == .bool: emailVerified = try reader.readBool()
+            case "email_verified":
+                emailVerified = nil
+                try reader.skipValue()
+            case "exp": exp = try reader.readDouble()
+            case "iat": iat = try reader.readDouble()
+            case "sub": sub = try reader.readString()
+            default: try reader.skipValue()
+            }
         }
-    }
-
-    let iss: String?
-    let aud: String?
-    let email: String?
-    let emailVerified: StrictBool?
-    let exp: Double
-    let iat: Double
-    let sub: String?
-
-    enum CodingKeys: String, CodingKey {
-        case iss, aud, email, emailVerified = "email_verified", exp, iat, sub
+        guard let exp else { throw JSONReaderError(.missingField, "required claim", offset: 0, path: ["exp"]) }
+        guard let iat else { throw JSONReaderError(.missingField, "required claim", offset: 0, path: ["iat"]) }
+        (self.iss, self.aud, self.email, self.emailVerified, self.exp, self.iat, self.sub) =
+            (iss, aud, email, emailVerified, exp, iat, sub)
     }
 }

@@ -71,6 +71,38 @@ struct PushTokenVerifierTests {
         },
     ]
 
+    @Test("malformed claims name the claim at fault and what was wrong", arguments: [
+        ("exp", "in an hour" as (any Sendable)?, "bad exp: expected a number, found a string"),
+        ("exp", nil, "missing exp"), ("iat", NSNull(), "missing iat"), ("iat", true, "bad iat: expected a number, found a boolean"),
+        ("aud", [TokenSpec.audience], "bad aud: expected a string, found an array"),
+        ("sub", 112_233, "bad sub: expected a string, found a number"),
+    ] as [(String, (any Sendable)?, String)])
+    func malformedClaims(claim: String, value: (any Sendable)?, reason: String) async throws {
+        let clock = TestClock()
+        let (verifier, _) = try await Self.warmVerifier(clock: clock)
+        var spec = TokenSpec(now: clock.now)
+        spec.claims[claim] = value
+        let error = await #expect(throws: PushTokenError.self) {
+            try await verifier.verify(authorization: "Bearer " + (try spec.token()), now: clock.now)
+        }
+        #expect(error?.code == .malformed)
+        #expect(error?.reason.hasSuffix(reason) == true, "\(error?.reason ?? "accepted")")
+    }
+
+    @Test("exp and iat may carry a fraction (a NumericDate); other claims and unknown ones are skipped")
+    func fractionalTimes() async throws {
+        let clock = TestClock()
+        let (verifier, _) = try await Self.warmVerifier(clock: clock)
+        var spec = TokenSpec(now: clock.now)
+        let now = clock.now.timeIntervalSince1970.rounded(.down)
+        spec.claims["iat"] = now + 0.5
+        spec.claims["exp"] = now + 3600.25
+        spec.claims["azp"] = ["nested": [1, 2.5, NSNull()] as [Any]]
+        let claims = try await verifier.verify(authorization: spec.authorization(), now: clock.now)
+        #expect(claims.issuedAt == Date(timeIntervalSince1970: now + 0.5))
+        #expect(claims.expiresAt == Date(timeIntervalSince1970: now + 3600.25))
+    }
+
     /// A verifier whose cache has already fetched key A more than a minute ago, so an unknown kid may refetch.
     static func warmVerifier(clock: TestClock, keySets: [Data]? = nil) async throws -> (PushTokenVerifier, ScriptedFetcher) {
         let fetcher = ScriptedFetcher(keySets: try keySets ?? [jwks([("key-a", TestKeys.a)])])
