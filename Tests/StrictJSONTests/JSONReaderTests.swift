@@ -37,9 +37,9 @@ private func members(_ json: String) throws -> [String] {
     }
 }
 
-/// Guards `JSONReader`, the strict reader every App Store payload goes through: RFC 8259 strings (escapes,
-/// surrogate pairs, UTF-8, no control characters), exact integers whatever their notation, the types known
-/// fields take, unknown values skipped but still checked, bounded nesting, and nothing after the document.
+/// Guards `JSONReader`, the strict reader every App Store and Google Play document goes through: RFC 8259 strings
+/// (escapes, surrogate pairs, UTF-8, no control characters), exact integers whatever their notation, the types
+/// known fields take, unknown values skipped but still checked, bounded nesting, and nothing after the document.
 @Suite("JSON reader")
 struct JSONReaderTests {
     // MARK: Strings
