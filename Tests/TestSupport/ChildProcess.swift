@@ -1,8 +1,8 @@
 import CStoreSyncShims
 import Foundation
 
-/// A `storesync` (or test worker) process started by a test with `posix_spawn`, its output collected as it
-/// arrives.
+/// A process started by a test with `posix_spawn` (`storesync`, the test worker, PostgreSQL's tools, Chromium),
+/// its output collected as it arrives.
 ///
 /// Not `Foundation.Process`: on Linux its `run()` crashes now and then (a 256-byte over-read of `struct
 /// dirent` while it lists /proc/self/fd — swift-corelibs-foundation PR #5472), which a suite that starts
@@ -10,6 +10,7 @@ import Foundation
 public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     private let name: String
+    private let ownsGroup: Bool
     private let output = OutputBuffer()
     private let exit = NSLock()
     private var exitStatus: Int32?
@@ -38,11 +39,20 @@ public final class ChildProcess: @unchecked Sendable {
         try self.init(path: try Self.binary(binary).path, arguments, environment: environment, stdin: stdin)
     }
 
-    /// Any program, by its absolute path (PostgreSQL's tools for a private cluster).
-    public init(path: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
+    /// Any program, by its absolute path (PostgreSQL's tools for a private cluster, Chromium).
+    ///
+    /// `descriptors` hands the child more of our descriptors, keyed by the number the child finds each under
+    /// (Chromium's DevTools pipe is its fds 3 and 4); the caller still owns and closes its own copies.
+    /// `ownProcessGroup` starts the child in a process group of its own, so that `signalGroup` also reaches the
+    /// helper processes it starts (Chromium's renderers and zygotes).
+    public init(path: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+                descriptors: [Int32: Int32] = [:], ownProcessGroup: Bool = false) throws {
         name = URL(fileURLWithPath: path).lastPathComponent
+        ownsGroup = ownProcessGroup
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { $1 }
+        let handedOver = try Self.numberedAboveTargets(descriptors)
+        defer { handedOver.copies.forEach { close($0) } }
         let stdinPipe = try Self.pipe(), stdoutPipe = try Self.pipe(), stderrPipe = try Self.pipe()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -51,11 +61,20 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe.read, 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
+        for (target, source) in handedOver.mapping { posix_spawn_file_actions_adddup2(&actions, source, target) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownProcessGroup {
+            // Process group 0: a new group whose id is the child's pid, set before exec so no helper escapes it.
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         for fd in [stdinPipe.read, stdoutPipe.write, stderrPipe.write] { close(fd) }
         guard spawned == 0 else {
             for fd in [stdinPipe.write, stdoutPipe.read, stderrPipe.read] { close(fd) }
@@ -90,16 +109,48 @@ public final class ChildProcess: @unchecked Sendable {
         thread.start()
     }
 
-    private static func pipe() throws -> (read: Int32, write: Int32) {
+    /// A close-on-exec pipe: no concurrently spawned process inherits it unless handed it explicitly.
+    static func pipe() throws -> (read: Int32, write: Int32) {
         var fds: [Int32] = [0, 0]
         guard storesync_pipe_cloexec(&fds) == 0 else { throw TestSetupError("pipe2 failed: \(String(cString: strerror(errno)))") }
         return (fds[0], fds[1])
+    }
+
+    /// `descriptors` as (child's number, ours) in the order the dup2s run. The dup2s run one after another in
+    /// the child, so one of ours that bears the number of an earlier target would already be overwritten when
+    /// its turn comes: such ones are handed over as close-on-exec copies numbered above every target, which
+    /// the caller closes after the spawn. (Our 0, 1 and 2 would be overwritten by the child's standard streams.)
+    private static func numberedAboveTargets(_ descriptors: [Int32: Int32]) throws
+        -> (mapping: [(target: Int32, source: Int32)], copies: [Int32])
+    {
+        let floor = (descriptors.keys.max() ?? 0) + 1
+        var mapping: [(target: Int32, source: Int32)] = []
+        var copies: [Int32] = []
+        for (target, source) in descriptors.sorted(by: { $0.key < $1.key }) {
+            if descriptors[source] == nil, source > 2 {
+                mapping.append((target, source))
+                continue
+            }
+            let copy = fcntl(source, F_DUPFD_CLOEXEC, floor)
+            guard copy >= 0 else {
+                copies.forEach { close($0) }
+                throw TestSetupError("cannot renumber descriptor \(source): \(String(cString: strerror(errno)))")
+            }
+            copies.append(copy)
+            mapping.append((target, copy))
+        }
+        return (mapping, copies)
     }
 
     public var stdout: String { output.stdout }
     public var stderr: String { output.stderr }
 
     public func signal(_ number: Int32) { kill(pid, number) }
+
+    /// Signals every process in the child's group (it and the helpers it started) when it was started with
+    /// `ownProcessGroup`, the child alone otherwise. Call it before `wait` reaps the child: until then its pid,
+    /// which names the group, cannot be reused.
+    public func signalGroup(_ number: Int32) { kill(ownsGroup ? -pid : pid, number) }
 
     /// Whether the process still runs; reaps it once it has exited.
     public var isRunning: Bool {
