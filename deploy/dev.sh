@@ -25,7 +25,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_PORT=${STORESYNC_PG_PORT:-54329}
 PG_USER=storesync                # OS user that owns the cluster when this script runs as root
 TEMPLATE_DB=storesync_test_template
-PACKAGES=(postgresql libpq-dev libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev wrk)
+# chromium and a font for it: the console's browser tests drive headless Chromium and save screenshots.
+PACKAGES=(postgresql libpq-dev libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev wrk
+          chromium fonts-dejavu-core)
 # Where the cluster lives when the storesync user can't reach the checkout (e.g. under /root).
 FALLBACK_STATE=/var/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
 
