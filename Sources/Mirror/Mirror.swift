@@ -120,6 +120,8 @@ struct KnownState {
     let succeedsCurrentToken: Bool
     /// The snapshot's token is recorded as acknowledged (`PurchaseTokens.recordAcknowledgement`).
     var tokenAcknowledged = false
+    /// The snapshot's token is recorded for the connection already (every renewal's is).
+    var tokenRecorded = false
     /// A charge the snapshot shows without a refund, in a copy signed at or after the refund, has a live refund
     /// booked: the store reversed it, if its refunds are reversible at all. Known here, the common case — nothing
     /// to reverse — costs no statement of its own.
@@ -141,7 +143,7 @@ struct KnownState {
                    p.id, p.customer_id::text, p.as_of, p.store_state,
                    (SELECT customer_id::text FROM account_tokens WHERE token = $5::uuid AND account_id = $6),
                    (SELECT id::text FROM customers WHERE id = $5::uuid AND account_id = $6),
-                   t.replaced_by IS NOT NULL, t.acknowledged_at IS NOT NULL,
+                   t.replaced_by IS NOT NULL, t.acknowledged_at IS NOT NULL, t.purchase_token IS NOT NULL,
                    EXISTS (SELECT 1 FROM purchase_tokens
                            WHERE connection_id = $1 AND purchase_token = ANY($8::text[]) AND replaced_by IS NULL
                              AND purchase_id = p.id),
@@ -185,8 +187,9 @@ extension KnownState {
         self.token = token
         tokenReplaced = try row.decode(7)
         tokenAcknowledged = try row.decode(8)
-        succeedsCurrentToken = try row.decode(9)
-        refundsToReverse = try row.decode(10)
-        refundsNotHeld = try row.decode(11)
+        tokenRecorded = try row.decode(9)
+        succeedsCurrentToken = try row.decode(10)
+        refundsToReverse = try row.decode(11)
+        refundsNotHeld = try row.decode(12)
     }
 }

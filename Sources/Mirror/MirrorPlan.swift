@@ -92,7 +92,9 @@ struct MirrorPlan: Equatable {
             snapshot.charges, bookRefunds: bookRefunds,
             reverseMissingRefunds: fresh && snapshot.refundsReversible && known.refundsToReverse)
         staleRefunds = bookRefunds || familyShared ? 0 : known.refundsNotHeld
-        tokens = PurchaseTokens.chain(of: snapshot)
+        // A token that replaced none and is recorded already (every renewal's) has nothing to write.
+        let chain = PurchaseTokens.chain(of: snapshot)
+        tokens = chain.count == 1 && known.tokenRecorded ? [] : chain
 
         var timeline = Timeline()
         if fresh {

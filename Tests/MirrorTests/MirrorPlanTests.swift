@@ -273,6 +273,23 @@ import Testing
         #expect(PurchaseTokens.chain(of: snapshot) == chain)
     }
 
+    /// A token recorded already that replaced none — every renewal's — is not written again; one that replaced
+    /// others records the whole chain, and an unrecorded one is recorded.
+    @Test(arguments: [
+        (["a"], true, [PurchaseTokens.Link(token: "a", replacedBy: "b"), PurchaseTokens.Link(token: "b", replacedBy: nil)]),
+        (["a"], false, [PurchaseTokens.Link(token: "a", replacedBy: "b"), PurchaseTokens.Link(token: "b", replacedBy: nil)]),
+        ([], true, []),
+        ([], false, [PurchaseTokens.Link(token: "b", replacedBy: nil)]),
+    ] as [([String], Bool, [PurchaseTokens.Link])])
+    func onlyTokensTheMirrorLacksAreWritten(replaced: [String], recorded: Bool, written: [PurchaseTokens.Link]) throws {
+        var snapshot = Fake.snapshot(store: .google, token: nil)
+        snapshot.purchaseToken = "b"
+        snapshot.replacedTokens = replaced
+        var known = Self.known()
+        known.tokenRecorded = recorded
+        #expect(try Self.plan(snapshot, known).tokens == written)
+    }
+
     // MARK: Refund-only updates
 
     struct RefundOnlyCase: Sendable, CustomTestStringConvertible {
