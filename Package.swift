@@ -120,7 +120,7 @@ let package = Package(
                           dependencies: ["TestSupport", "Worker", "Queue", "Logging", "Postgres", "CLI"],
                           path: "Tests/TestWorker", swiftSettings: strict),
         .testTarget(name: "StoreModelTests", dependencies: ["StoreModel"], swiftSettings: strict),
-        .testTarget(name: "PipelineTests", dependencies: ["API", "Accounts", "Sync", "Simulator", "TestPKI", "Ingest", "IngestJobs", "Worker", "Mirror", "StoreModel",
+        .testTarget(name: "PipelineTests", dependencies: ["API", "Console", "Accounts", "Sync", "Simulator", "TestPKI", "Ingest", "IngestJobs", "Worker", "Mirror", "StoreModel",
                                                          "AppStore", "Crypto", "HTTP", "Metrics", "Postgres", "Queue",
                                                          "TestSupport", "storesync", "GooglePlay", "Operations", "Logging"], swiftSettings: strict),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestPKI"], swiftSettings: strict),

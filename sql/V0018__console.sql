@@ -41,8 +41,10 @@ GRANT SELECT (id, account_id, store, app_identifier, app_apple_id, environment, 
               push_service_account, push_jwks_url) ON store_connections TO storesync_console;
 GRANT SELECT (id, account_id) ON customers TO storesync_console;
 GRANT SELECT (token, account_id, customer_id, status, created_at, revoked_at) ON account_tokens TO storesync_console;
-GRANT SELECT ON plans, plan_prices, store_purchases, purchase_tokens, customer_subscriptions, invoices, payments,
+GRANT SELECT ON plans, plan_prices, entitlements, plan_entitlements, store_purchases, purchase_tokens, customer_subscriptions, invoices, payments,
                 refunds, notification_receipts, schedule_runs TO storesync_console;
 GRANT SELECT, INSERT ON purchase_events, operator_actions TO storesync_console;
 GRANT SELECT, INSERT ON jobs TO storesync_console;
 GRANT SELECT, DELETE ON dead_letters TO storesync_console;
+-- A retry locks its dead letter first (SELECT … FOR UPDATE needs UPDATE on one column); the console never updates one.
+GRANT UPDATE (reason) ON dead_letters TO storesync_console;

@@ -40,7 +40,7 @@ enum Assets {
         header nav a[aria-current] { color: #fff; border-bottom: 2px solid #fff; }
         header .who { margin-left: auto; color: #aab3c5; font-size: 13px; }
         main { padding: 12px 16px 40px; max-width: 1200px; }
-        h1 { font-size: 22px; margin: 8px 0 14px; word-break: break-word; }
+        h1 { font-size: 22px; margin: 8px 0 14px; overflow-wrap: anywhere; }
         h2 { font-size: 17px; margin: 26px 0 8px; }
         .notice { background: #e7f3ea; border: 1px solid #9cc9a8; padding: 8px 12px; border-radius: 4px; }
         .warning { background: #fff4e0; border: 1px solid #e3b766; padding: 8px 12px; border-radius: 4px; }
@@ -48,16 +48,17 @@ enum Assets {
         .scroll { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 4px; }
         table { border-collapse: collapse; width: 100%; font-size: 14px; }
         caption { text-align: left; padding: 6px 10px; color: var(--muted); font-size: 13px; }
-        th, td { text-align: left; padding: 6px 10px; border-top: 1px solid var(--line); vertical-align: top; }
+        th, td { text-align: left; padding: 6px 10px; border-top: 1px solid var(--line); vertical-align: top;
+                 white-space: nowrap; }
         th { background: #eef0f4; white-space: nowrap; }
         td.num, th.num { text-align: right; }
         code, pre, .mono { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; }
-        pre { white-space: pre-wrap; word-break: break-all; background: #fff; border: 1px solid var(--line); padding: 10px;
+        pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #fff; border: 1px solid var(--line); padding: 10px;
               border-radius: 4px; max-height: 420px; overflow: auto; }
         dl.facts { display: grid; grid-template-columns: minmax(110px, max-content) 1fr; gap: 4px 14px; background: #fff;
                    border: 1px solid var(--line); border-radius: 4px; padding: 10px 12px; margin: 0; }
         dl.facts dt { color: var(--muted); }
-        dl.facts dd { margin: 0; word-break: break-all; }
+        dl.facts dd { margin: 0; overflow-wrap: anywhere; }
         form.filters { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: flex-end; background: #fff;
                        border: 1px solid var(--line); border-radius: 4px; padding: 10px 12px; margin-bottom: 12px; }
         form.filters label { display: flex; flex-direction: column; font-size: 13px; color: var(--muted); }
@@ -91,7 +92,7 @@ enum Assets {
         ol.timeline li:first-child { border-top: 0; }
         ol.timeline .when { color: var(--muted); font-size: 13px; margin-right: 8px; }
         ol.timeline .what { font-weight: bold; }
-        ol.timeline .detail { display: block; color: var(--muted); font-size: 13px; word-break: break-all; }
+        ol.timeline .detail { display: block; color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
         @media (max-width: 600px) { main { padding: 10px; } h1 { font-size: 19px; } header .who { margin-left: 0; } }
         """
 

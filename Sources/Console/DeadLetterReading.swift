@@ -67,6 +67,7 @@ struct DeadLetterReading: Sendable {
                               ("Signed", payload.signedDate.map { $0.formatted(.iso8601) } ?? "—"),
                               ("Bundle", data?.bundleId ?? "—"), ("Environment", data?.environment?.rawValue ?? "—"),
                               ("Product", transaction?.productId ?? "—"), ("Transaction", transaction?.transactionId ?? "—"),
+                              ("Account token", transaction?.appAccountToken ?? "—"),
                               ("Lineage (original transaction)", transaction?.originalTransactionId ?? "—")],
                       decoded: Self.pretty(try JWSParts(signed).payload), problem: nil,
                       reference: transaction?.originalTransactionId.map { .lineage(connectionIDs: connections, $0) },

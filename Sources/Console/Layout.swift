@@ -24,7 +24,7 @@ enum Layout {
         ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
             + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
         ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
+        ("Referrer-Policy", "same-origin"),
         ("X-Frame-Options", "DENY"),
         ("Cache-Control", "no-store"),
     ]

@@ -48,6 +48,17 @@ enum PurchasePage {
             return Layout.problem(404, "There is no purchase \(id).", operatorName: request.operatorName)
         }
         let purchase = story.purchase
+        // What the customer holds now, from every subscription of theirs: the answer to "I paid and I don't have pro".
+        let entitlements: [Entitlement]? = if let customer = purchase.customerID {
+            try await console.pool.query(Entitlement.holding(customer))
+        } else {
+            nil
+        }
+        let held: HTML = entitlements.map { list -> HTML in
+            list.isEmpty ? "<span class=\"tag bad\">none</span>" : HTML(list.map { entitlement -> HTML in
+                "<span class=\"tag ok\">\(entitlement.key)</span> until \(Layout.time(entitlement.longest.expiresAt)) "
+            })
+        } ?? "— (no customer yet)"
         let customer: HTML = purchase.customerID.map {
             "<a href=\"\(Layout.link("/purchases", [("q", $0)]))\">\($0)</a> (linked \(Layout.time(purchase.linkedAt)))"
         } ?? "<span class=\"tag warn\">unlinked</span> pending claim"
@@ -56,7 +67,7 @@ enum PurchasePage {
             ("Lineage", "<span class=\"mono\">\(purchase.lineage)</span>"),
             ("State", "\(stateTag(purchase.state)) expires \(Layout.time(purchase.expiresAt))\(purchase.autoRenew ? ", renews" : ", does not renew")\(purchase.inFreeTrial ? ", free trial" : "")"),
             ("Product", "\(purchase.productID)\(purchase.basePlanID.map { " / \($0)" } ?? "")"),
-            ("Customer", customer), ("Account token", "\(purchase.accountToken ?? "—")"),
+            ("Customer", customer), ("Entitlements now", held), ("Account token", "\(purchase.accountToken ?? "—")"),
             ("Store's answer", "as of \(Layout.time(purchase.asOf))\(purchase.needsAcknowledgement ? " · acknowledgement pending" : "")"),
             ("Mirrored", "since \(Layout.time(purchase.createdAt)), updated \(Layout.time(purchase.updatedAt))"),
         ])
