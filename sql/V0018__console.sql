@@ -46,5 +46,8 @@ GRANT SELECT ON plans, plan_prices, entitlements, plan_entitlements, store_purch
 GRANT SELECT, INSERT ON purchase_events, operator_actions TO storesync_console;
 GRANT SELECT, INSERT ON jobs TO storesync_console;
 GRANT SELECT, DELETE ON dead_letters TO storesync_console;
--- A retry locks its dead letter first (SELECT … FOR UPDATE needs UPDATE on one column); the console never updates one.
-GRANT UPDATE (reason) ON dead_letters TO storesync_console;
+-- A retry locks the dead letter it puts back (`SELECT … FOR UPDATE`, so two operators retrying one queue it once), which
+-- PostgreSQL allows only to a role that may update some column: one column, for the lock; the console never updates one.
+GRANT UPDATE (id) ON dead_letters TO storesync_console;
+-- Like every daemon, it checks at start that the schema is the one it was built for.
+GRANT SELECT ON schema_migrations TO storesync_console;
