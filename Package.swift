@@ -157,7 +157,7 @@ let package = Package(
                     swiftSettings: strict),
         // Both executables as a user runs them (the dependencies build them next to the test bundle).
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "TestPKI", "storesync", "storesync-dev", "AppStore",
-                                                    "GooglePlay", "Crypto", "HTTP", "Postgres", "Queue"],
+                                                    "GooglePlay", "Crypto", "HTTP", "Postgres", "Queue", "Console"],
                     swiftSettings: strict),
     ]
 )
