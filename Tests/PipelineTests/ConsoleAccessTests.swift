@@ -207,6 +207,6 @@ import Testing
         #expect(answer.header("x-content-type-options") == "nosniff", "\(what)", sourceLocation: sourceLocation)
         #expect(answer.header("cache-control") == "no-store", "\(what)", sourceLocation: sourceLocation)
         #expect(answer.header("x-frame-options") == "DENY", "\(what)", sourceLocation: sourceLocation)
-        #expect(answer.header("referrer-policy") == "no-referrer", "\(what)", sourceLocation: sourceLocation)
+        #expect(answer.header("referrer-policy") == "same-origin", "\(what)", sourceLocation: sourceLocation)
     }
 }

@@ -1,10 +1,5 @@
 import Accounts
-import Console
 import Foundation
-import GooglePlay
-import HTTP
-import Logging
-import Postgres
 import TestSupport
 import Testing
 
@@ -29,7 +24,8 @@ import Testing
             try await pipeline.settle()
             let deadLetterID: Int64 = try await pipeline.database.pool.query("SELECT id FROM dead_letters")[0].decode(0)
 
-            try await Self.withConsole(pipeline) { base in
+            try await ConsoleHarness.with(pipeline.database) { console in
+                let base = console.baseURL
                 let browser = try Browser.shared
                 try await browser.withPage(width: 1280, height: 900) { page in
                     try await page.goto(base + "/")
@@ -59,8 +55,8 @@ import Testing
                     }
                     #expect(try await pipeline.count("SELECT count(*) FROM dead_letters") == 0)
                     #expect(try await pipeline.count("""
-                        SELECT count(*) FROM operator_actions WHERE dead_letter_id = $1 AND action = 'retry' AND operator = 'on-call'
-                        """, [deadLetterID]) == 1)
+                        SELECT count(*) FROM operator_actions WHERE dead_letter_id = $1 AND action = 'retry' AND operator = $2
+                        """, [deadLetterID, ConsoleHarness.localOperator]) == 1)
                     _ = try await page.saveScreenshot("console-retried")
 
                     // The paying customer's purchase, found by its lineage from the search form.
@@ -90,28 +86,5 @@ import Testing
                 }
             }
         }
-    }
-
-    /// The console on a loopback port, its pool logged in as a member of `storesync_console`.
-    static func withConsole(_ pipeline: Pipeline, _ body: (String) async throws -> Void) async throws {
-        let role = try await TestRole.create(memberOf: "storesync_console", for: pipeline.database)
-        let pool = PostgresPool(PostgresConfiguration(url: role.url, poolSize: 2, applicationName: "storesync-console-tests"))
-        let keys = try HTTPClient()
-        let console = Console(configuration: Console.Configuration(credentials: nil, localOperator: "on-call"), pool: pool,
-                              keyCaches: GoogleKeyCaches(http: keys), logger: Logger(component: "console"))
-        let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: console.router)
-        func stop() async {
-            await server.stop(grace: .seconds(1))
-            await keys.shutdown()
-            await pool.close()
-            await role.drop()
-        }
-        do {
-            try await body("http://127.0.0.1:\(server.port)")
-        } catch {
-            await stop()
-            throw error
-        }
-        await stop()
     }
 }
