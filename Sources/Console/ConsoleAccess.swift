@@ -93,7 +93,7 @@ final class ConsoleAccess: Sendable {
                                    headers: [("WWW-Authenticate", "Basic realm=\"StoreSync console\", charset=\"UTF-8\"")])
 
     private static func refusal(_ status: Int, _ message: String, headers: [(name: String, value: String)]) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")]
-                     + headers, body: Data((message + "\n").utf8))
+        HTTPResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8")] + Layout.securityHeaders + headers,
+                     body: Data((message + "\n").utf8))
     }
 }

@@ -69,7 +69,7 @@ enum DeadLetterListPage {
 
     private static func bulkAllButtons(_ total: Int) -> HTML {
         let count = min(total, DeadLetterActions.maxPerAction)
-        let what = total > count ? "the first \(count) of the \(total)" : "all \(total)"
+        let what = total > count ? "the newest \(count) of the \(total)" : "all \(total)"
         return """
             <button name="action" value="retry-all" class="quiet" data-confirm="Retry \(what) dead letters this filter shows?">Retry \(what)</button>
             <button name="action" value="discard-all" class="quiet" data-confirm="Discard \(what) dead letters this filter shows, for good?">Discard \(what)</button>

@@ -39,7 +39,8 @@ public struct OperatorCredentials: Sendable {
 
     init(text: String, source: String) throws(ConsoleError) {
         var entries: [String: Entry] = [:]
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Any line ending: a file written on Windows (CRLF, one Character in Swift) reads the same.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let line = line.trimmingCharacters(in: .whitespaces)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             let place = "\(source) line \(index + 1)"

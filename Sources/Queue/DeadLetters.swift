@@ -159,10 +159,11 @@ public struct DeadLetters: Sendable {
         return results
     }
 
-    /// Ids of all dead letters `filter` takes (at most `limit`), oldest first, for a retry or discard of them all.
+    /// Ids of all dead letters `filter` takes (at most `limit`), newest first as `list` shows them, for a retry or
+    /// discard of them all.
     public func ids(_ filter: Filter = Filter(), limit: Int = .max) async throws -> [Int64] {
         let (condition, parameters) = filter.condition
-        return try await pool.query("SELECT id FROM dead_letters WHERE \(condition) ORDER BY id LIMIT $7",
+        return try await pool.query("SELECT id FROM dead_letters WHERE \(condition) ORDER BY dead_at DESC, id DESC LIMIT $7",
                                     parameters + [limit]).map { try $0.decode(0) }
     }
 

@@ -73,6 +73,19 @@ import Testing
         #expect(short.stderr.contains("a password is 8 to 1024 bytes"), "stderr was: \(short.stderr)")
     }
 
+    /// A file it cannot read is left as it is rather than replaced by one holding only the new operator.
+    @Test func addOperatorLeavesAFileItCannotReadAlone() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("console-operators-\(UUID()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let unreadable = Data([0x61, 0x6C, 0xFF, 0xFE, 0x0A])
+        #expect(FileManager.default.createFile(atPath: path, contents: unreadable))
+        let added = try await ChildProcess.run("storesync", ["console", "add-operator", "alice", "--credentials", path],
+                                               stdin: Data("a good password\n".utf8))
+        #expect(added.status == 2)
+        #expect(added.stderr.contains("not overwriting it"), "stderr was: \(added.stderr)")
+        #expect(FileManager.default.contents(atPath: path) == unreadable)
+    }
+
     @Test func onLoopbackItServesUntilSIGTERM() async throws {
         try await TestDatabase.with { database in
             try await Self.withConsole([], database: database) { port, client in

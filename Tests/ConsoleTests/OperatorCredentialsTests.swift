@@ -15,6 +15,7 @@ import Testing
         ("\(alice)\n\(bob)\n", ["alice", "bob@example.com"]),
         ("# operators of the console\n\n   \n\(alice)\n  # bob left\n\(bob)", ["alice", "bob@example.com"]),
         ("  \(alice)  \n", ["alice"]),
+        ("# written on Windows\r\n\(alice)\r\n\(bob)\r\n", ["alice", "bob@example.com"]),
     ])
     func aGoodFileIsRead(text: String, names: [String]) throws {
         #expect(try OperatorCredentials(text: text, source: "ops.txt").operatorNames == names)

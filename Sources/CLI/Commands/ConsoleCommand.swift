@@ -96,13 +96,26 @@ struct ConsoleCommand: Command {
         } catch {
             throw UsageError(error.message)
         }
-        let existing = FileManager.default.fileExists(atPath: path)
-            ? (try? String(contentsOfFile: path, encoding: .utf8)).map { $0.split(separator: "\n").map(String.init) } ?? []
-            : []
+        var existing: [String] = []
+        if FileManager.default.fileExists(atPath: path) {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw UsageError("cannot read \(path) as UTF-8 text; not overwriting it, which would lose its operators")
+            }
+            existing = text.split(whereSeparator: \.isNewline).map(String.init)
+        } else if !FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
+            // Created empty with mode 0600 first: the hashes are never written to a file others may read.
+            throw UsageError("cannot create \(path)")
+        }
         let kept = existing.filter { !$0.hasPrefix(name + ":") }
         let text = (kept + [line]).joined(separator: "\n") + "\n"
-        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw UsageError("cannot write \(path)") }
+        do {
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(text.utf8))
+        } catch {
+            throw UsageError("cannot write \(path): \(error.localizedDescription)")
+        }
         Output.print("\(kept.count == existing.count ? "added" : "replaced") operator \(name) in \(path)")
         return 0
     }
