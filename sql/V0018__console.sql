@@ -1,5 +1,7 @@
--- The on-call console (`storesync console`): what on-call did to dead letters, the indexes its purchase search
--- needs, and the grants of its role.
+-- The on-call console (`storesync console`): what on-call did to dead letters, and the grants of its role. Its purchase
+-- search uses the indexes there are (a customer's purchases through customer_subscriptions, pending claims through the
+-- unlinked purchases' index): two more indexes on store_purchases cost the worker about a fifth of PostgreSQL's CPU per
+-- notification in `bench pipeline`, every renewal's update maintaining them.
 
 -- Every retry and discard on-call made through the console, whoever made it and whatever it concerned: the audit a
 -- dead letter's own row cannot keep, since retrying or discarding it deletes that row.
@@ -14,11 +16,6 @@ CREATE TABLE operator_actions (
     purchase_id     bigint      REFERENCES store_purchases (id)
 );
 CREATE INDEX operator_actions_dead_letter_idx ON operator_actions (dead_letter_id);
-
--- Search by customer or by the account token a purchase was tagged with (a pending claim has no customer yet).
--- Neither column changes once set, so renewals' updates of the row stay HOT.
-CREATE INDEX store_purchases_customer_idx ON store_purchases (customer_id) WHERE customer_id IS NOT NULL;
-CREATE INDEX store_purchases_account_token_idx ON store_purchases (account_token) WHERE account_token IS NOT NULL;
 
 -- On-call reads the queue, the mirror and tenancy, retries (re-inserts) and discards dead letters, and records both.
 -- It never reads a store connection's credentials, an account token's secret hash, or a customer's e-mail or name.

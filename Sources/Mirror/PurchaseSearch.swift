@@ -4,7 +4,9 @@ import StoreModel
 
 /// Finds purchases by whatever on-call was handed: a lineage (Apple original transaction id, Google first purchase
 /// token), a transaction or order id, a purchase token, a customer id, or an account token (never its secret).
-/// Every way is an index lookup, so a search stays quick however many purchases the mirror holds.
+/// Every way is an index lookup — a linked purchase through its customer's subscriptions, a pending claim through the
+/// unlinked purchases' index — so a search stays quick however many purchases the mirror holds, and the worker's
+/// renewals maintain no index of the console's.
 public enum PurchaseSearch {
     public struct Match: Sendable, Equatable {
         public let purchaseID: Int64
@@ -39,12 +41,16 @@ public enum PurchaseSearch {
                 SELECT t.purchase_id, 'purchase token' FROM purchase_tokens t
                 WHERE t.connection_id IN (SELECT id FROM c) AND t.purchase_token = $1
                 UNION ALL
-                SELECT p.id, 'customer' FROM store_purchases p WHERE p.customer_id = $2::uuid
+                SELECT s.purchase_id, 'customer' FROM customer_subscriptions s
+                WHERE s.customer_id = $2::uuid AND s.purchase_id IS NOT NULL
                 UNION ALL
-                SELECT p.id, 'account token' FROM store_purchases p WHERE p.account_token IN ($1, $2::text)
-                UNION ALL
-                SELECT p.id, 'account token' FROM account_tokens a JOIN store_purchases p ON p.customer_id = a.customer_id
+                SELECT s.purchase_id, 'account token' FROM account_tokens a
+                JOIN customer_subscriptions s ON s.customer_id = a.customer_id AND s.purchase_id IS NOT NULL
                 WHERE a.token = $2::uuid
+                UNION ALL
+                -- A pending claim: tagged with the token, no customer yet (the unlinked purchases' index).
+                SELECT p.id, 'account token' FROM store_purchases p
+                WHERE p.customer_id IS NULL AND p.connection_id IN (SELECT id FROM c) AND p.account_token IN ($1, $2::text)
             )
             SELECT DISTINCT ON (p.id) p.id, c.store, p.environment, p.lineage, p.store_product_id, p.store_state,
                    p.customer_id::text, m.matched
