@@ -25,9 +25,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_PORT=${STORESYNC_PG_PORT:-54329}
 PG_USER=storesync                # OS user that owns the cluster when this script runs as root
 TEMPLATE_DB=storesync_test_template
-# chromium and a font for it: the console's browser tests drive headless Chromium and save screenshots.
-PACKAGES=(postgresql libpq-dev libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev wrk
-          chromium fonts-dejavu-core)
+PACKAGES=(postgresql libpq-dev libssl-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev wrk)
+# Only `test` needs these: the console's browser tests drive headless Chromium and save screenshots with its text.
+TEST_PACKAGES=(chromium fonts-dejavu-core)
 # Where the cluster lives when the storesync user can't reach the checkout (e.g. under /root).
 FALLBACK_STATE=/var/tmp/storesync-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)
 
@@ -53,10 +53,10 @@ as_root() {
     fi
 }
 
-# Install the Debian packages that are missing; no apt work at all when none are.
+# Install the Debian packages named (default PACKAGES) that are missing; no apt work at all when none are.
 ensure_packages() {
     local missing=() p
-    for p in "${PACKAGES[@]}"; do
+    for p in "${@:-${PACKAGES[@]}}"; do
         [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) == "install ok installed" ]] \
             || missing+=("$p")
     done
@@ -317,6 +317,7 @@ cmd_run() {
 
 # `test`: debug build with warnings as errors, a template database, then the tests.
 cmd_test() {
+    ensure_packages "${TEST_PACKAGES[@]}"
     # Every product, the test bundles included: storesync, storesync-dev and storesync-testworker.
     swift build --package-path "$ROOT" --build-tests -Xswiftc -warnings-as-errors
     export STORESYNC_BIN=$ROOT/.build/debug/storesync

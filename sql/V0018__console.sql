@@ -17,7 +17,44 @@ CREATE TABLE operator_actions (
 );
 CREATE INDEX operator_actions_dead_letter_idx ON operator_actions (dead_letter_id);
 
--- On-call reads the queue, the mirror and tenancy, retries (re-inserts) and discards dead letters, and records both.
+-- Puts dead letter p_id back on the queue under its id, due now, with fresh attempts and its error history kept:
+-- 'requeued', 'not_found', or 'kept:' and the unique key a pending job holds already (that job wins, even one being
+-- enqueued right now: the insert waits for it, then skips; the dead letter is deleted only once its job is in). The
+-- dead letter is locked first, so two operators retrying it queue it once. A function, so that a role may retry dead
+-- letters without being able to insert any job it likes.
+CREATE FUNCTION storesync_retry_dead_letter(p_id bigint) RETURNS text
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, public
+AS $$
+DECLARE
+    requeued bigint;
+    kept     text;
+BEGIN
+    WITH dead AS (SELECT * FROM public.dead_letters WHERE id = p_id FOR UPDATE),
+    inserted AS (
+        INSERT INTO public.jobs (id, kind, payload, raw, headers, priority, max_attempts, unique_key, errors, last_error,
+                                 created_at)
+        SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key,
+               errors || jsonb_build_object('at', now(), 'event', 'replayed from dead letters'), reason, job_created_at
+        FROM dead
+        ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+        RETURNING id)
+    DELETE FROM public.dead_letters d USING inserted WHERE d.id = inserted.id RETURNING d.id INTO requeued;
+    IF requeued IS NOT NULL THEN
+        RETURN 'requeued';
+    END IF;
+    SELECT coalesce(unique_key, '') INTO kept FROM public.dead_letters WHERE id = p_id;
+    IF NOT FOUND THEN
+        RETURN 'not_found';
+    END IF;
+    RETURN 'kept:' || kept;
+END
+$$;
+REVOKE ALL ON FUNCTION storesync_retry_dead_letter(bigint) FROM PUBLIC;
+
+-- On-call reads the queue, the mirror and tenancy, retries dead letters (only through the function above) and discards
+-- them, and records both.
 -- It never reads a store connection's credentials, an account token's secret hash, or a customer's e-mail or name.
 DO $$
 BEGIN
@@ -41,10 +78,8 @@ GRANT SELECT (token, account_id, customer_id, status, created_at, revoked_at) ON
 GRANT SELECT ON plans, plan_prices, entitlements, plan_entitlements, store_purchases, purchase_tokens, customer_subscriptions, invoices, payments,
                 refunds, notification_receipts, schedule_runs TO storesync_console;
 GRANT SELECT, INSERT ON purchase_events, operator_actions TO storesync_console;
-GRANT SELECT, INSERT ON jobs TO storesync_console;
+GRANT SELECT ON jobs TO storesync_console;
 GRANT SELECT, DELETE ON dead_letters TO storesync_console;
--- A retry locks the dead letter it puts back (`SELECT … FOR UPDATE`, so two operators retrying one queue it once), which
--- PostgreSQL allows only to a role that may update some column: one column, for the lock; the console never updates one.
-GRANT UPDATE (id) ON dead_letters TO storesync_console;
+GRANT EXECUTE ON FUNCTION storesync_retry_dead_letter(bigint) TO storesync_console;
 -- Like every daemon, it checks at start that the schema is the one it was built for.
 GRANT SELECT ON schema_migrations TO storesync_console;

@@ -30,6 +30,7 @@ public final class Console: Sendable {
     let authenticator: WebhookAuthenticator
     let access: ConsoleAccess
     let csrf = CSRFTokens()
+    let activity = ActivityHistory()
 
     /// - Parameter keyCaches: where Google's push-signing keys are fetched, to judge a push again.
     public init(configuration: Configuration, pool: PostgresPool, keyCaches: GoogleKeyCaches, logger: Logger) {
@@ -37,6 +38,16 @@ public final class Console: Sendable {
         self.logger = logger
         authenticator = WebhookAuthenticator(pool: pool, keyCaches: keyCaches)
         access = ConsoleAccess(credentials: configuration.credentials, localOperator: configuration.localOperator)
+    }
+
+    /// Reads what the queue page keeps between requests (the last day's hourly counts), so its first visitor does not
+    /// wait for a day of receipts to be counted. A failure only leaves it to that first visit.
+    public func warm() async {
+        do {
+            _ = try await activity.read(pool: pool)
+        } catch {
+            logger.warning("could not read the last day's activity yet", ["error": .string("\(error)")])
+        }
     }
 
     /// Every page and action, behind the access check; a path outside them is a page-shaped 404.
@@ -51,6 +62,15 @@ public final class Console: Sendable {
         router.route("POST", prefix: "/dead-letters/") { [self] in await serve($0, DeadLetterActions.performOne) }
         router.route("GET", "/purchases") { [self] in await serve($0, PurchaseSearchPage.render) }
         router.route("GET", prefix: "/purchases/") { [self] in await serve($0, PurchasePage.render) }
+        // Another method on a page: a 405 with the page's headers (the router's own has none of them).
+        for (path, allowed) in [("/", "GET, HEAD"), ("/dead-letters", "GET, HEAD"), ("/purchases", "GET, HEAD"),
+                                ("/dead-letters/actions", "POST")] {
+            router.route("*", path) { _ in
+                var response = Layout.problem(405, "This page does not take that method.", operatorName: "")
+                response.headers.append(("Allow", allowed))
+                return response
+            }
+        }
         // Any other path: a 404 in the page frame, once the visitor may see pages at all.
         router.route("*", prefix: "/") { [self] request in
             await serve(request) { _, console in
@@ -63,7 +83,7 @@ public final class Console: Sendable {
     private func serve(_ request: HTTPRequest,
                        _ page: @Sendable (Console, ConsoleRequest) async throws -> HTTPResponse) async -> HTTPResponse {
         let operatorName: String
-        switch access.decide(request) {
+        switch await access.decide(request) {
         case .refused(let response): return response
         case .allowed(let name): operatorName = name
         }

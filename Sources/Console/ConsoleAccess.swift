@@ -23,7 +23,7 @@ final class ConsoleAccess: Sendable {
 
     /// How long a checked header is believed.
     static let acceptedLifetime: Duration = .seconds(600)
-    /// Failed checks allowed per address and minute.
+    /// Password checks an address may fail per minute (a check counts until it succeeds).
     static let failuresPerMinute = 10
     /// Entries kept in either table; beyond, the table starts again (a flood costs only PBKDF2 checks).
     static let maxEntries = 10_000
@@ -35,23 +35,34 @@ final class ConsoleAccess: Sendable {
         cacheKey = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
-    func decide(_ request: HTTPRequest) -> Decision {
-        guard let credentials else { return .allowed(operatorName: localOperator) }
-        let address = request.peerAddress ?? "unknown"
-        let now = ContinuousClock.now
-        if isLimited(address, now: now) {
-            return .refused(Self.refusal(429, "Too many failed logins from this address; wait a minute.",
-                                         headers: [("Retry-After", "60")]))
+    func decide(_ request: HTTPRequest) async -> Decision {
+        guard let credentials else {
+            // Without credentials only a loopback name may be asked for: a page elsewhere whose name an attacker
+            // points at 127.0.0.1 (DNS rebinding) would otherwise be the console's own origin in on-call's browser.
+            guard Self.isLoopbackHost(request.header("host")) else {
+                return .refused(Self.refusal(421, "Without credentials the console answers only to a loopback name "
+                                             + "(localhost, 127.0.0.1, [::1]).", headers: []))
+            }
+            return .allowed(operatorName: localOperator)
         }
         guard let header = request.header("authorization"), let (name, password) = Self.basic(header) else {
             return .refused(Self.challenge)
         }
+        let now = ContinuousClock.now
         let key = HMACSHA256.tag(Data(header.utf8), key: cacheKey)
+        // A login checked a moment ago is believed before any limit applies: behind a proxy every operator shares its
+        // address, and one guesser must not lock them all out.
         if let until = accepted.withLock({ $0[key] }), now < until { return .allowed(operatorName: name) }
-        guard credentials.accepts(name: name, password: password) else {
-            recordFailure(address, now: now)
+        let address = request.peerAddress ?? "unknown"
+        // Counted before the hash is checked, so guesses sent in parallel are limited too.
+        guard takeAttempt(address, now: now) else {
+            return .refused(Self.refusal(429, "Too many failed logins from this address; wait a minute.",
+                                         headers: [("Retry-After", "60")]))
+        }
+        guard await Self.offThePool({ credentials.accepts(name: name, password: password) }) else {
             return .refused(Self.challenge)
         }
+        forgetAttempts(address)
         accepted.withLock { table in
             if table.count >= Self.maxEntries { table = table.filter { now < $0.value } }
             if table.count >= Self.maxEntries { table.removeAll() }
@@ -60,22 +71,45 @@ final class ConsoleAccess: Sendable {
         return .allowed(operatorName: name)
     }
 
-    private func isLimited(_ address: String, now: ContinuousClock.Instant) -> Bool {
-        failures.withLock { table in
-            guard let entry = table[address] else { return false }
-            if now - entry.since >= .seconds(60) {
-                table[address] = nil
-                return false
-            }
-            return entry.count >= Self.failuresPerMinute
+    /// Whether a `Host` header names this machine's loopback: `localhost`, `127.x.x.x` or `[::1]`, any port (an SSH
+    /// tunnel's local port may differ from the console's).
+    static func isLoopbackHost(_ header: String?) -> Bool {
+        guard let header = header?.lowercased(), header.utf8.count <= 300 else { return false }
+        let name: Substring
+        if header.hasPrefix("[") {
+            guard let close = header.firstIndex(of: "]") else { return false }
+            name = header[header.index(after: header.startIndex)..<close]
+            return name == "::1"
+        }
+        name = header.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return name == "localhost" || (octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil })
+    }
+
+    /// PBKDF2 takes a good part of a second on purpose: on a thread of its own, not one of the concurrency pool's
+    /// (two on this kind of machine), so a few logins at once do not stall every page.
+    private static func offThePool(_ check: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: check()) }.start()
         }
     }
 
-    private func recordFailure(_ address: String, now: ContinuousClock.Instant) {
+    /// Takes one of the address's attempts for this minute; false when it has none left.
+    private func takeAttempt(_ address: String, now: ContinuousClock.Instant) -> Bool {
         failures.withLock { table in
             if table.count >= Self.maxEntries { table.removeAll() }
             let entry = table[address].flatMap { now - $0.since < .seconds(60) ? $0 : nil } ?? (count: 0, since: now)
+            guard entry.count < Self.failuresPerMinute else { return false }
             table[address] = (entry.count + 1, entry.since)
+            return true
+        }
+    }
+
+    /// A right password gives its attempt back.
+    private func forgetAttempts(_ address: String) {
+        failures.withLock { table in
+            guard let entry = table[address] else { return }
+            table[address] = entry.count <= 1 ? nil : (entry.count - 1, entry.since)
         }
     }
 

@@ -6,8 +6,6 @@ public struct ConsoleError: Error, CustomStringConvertible, Sendable {
 
         /// The credentials file cannot be read or holds a malformed line.
         public static let invalidCredentials = Code("invalid credentials")
-        /// It would listen beyond loopback without credentials.
-        public static let unprotected = Code("unprotected")
     }
 
     public let code: Code

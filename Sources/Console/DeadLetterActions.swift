@@ -28,6 +28,10 @@ enum DeadLetterActions {
             return Layout.problem(400, "Cannot filter by that: \(error.message).", operatorName: request.operatorName)
         }
         if name.hasSuffix("-all") {
+            guard filter.diedBy != nil else {
+                return Layout.problem(400, "Acting on all a filter shows needs the page it was shown on: reload it and try again.",
+                                      operatorName: request.operatorName)
+            }
             guard let resolved = try await filter.resolved(pool: console.pool) else {
                 return Layout.redirect(to: Layout.link("/dead-letters", filter.fields))
             }

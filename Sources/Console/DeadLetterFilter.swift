@@ -19,6 +19,9 @@ struct DeadLetterFilter: Sendable {
     var account: String?
     var reason: String?
     var age: String?
+    /// The newest dead letter a page showed died then (`DeadLetters.Filter.diedBy`): sent with its forms, never its
+    /// links, as microseconds since 1970 (what a timestamp holds).
+    var diedBy: Date?
 
     /// Reads the fields from `value` (the query's parameter or the form's field); a value that cannot be one of
     /// them is refused with what is wrong.
@@ -33,6 +36,10 @@ struct DeadLetterFilter: Sendable {
         if let reason, reason.utf8.count > 200 { throw FilterError("search the reason for at most 200 bytes") }
         age = value("age")
         if let age, !Self.ages.contains(where: { $0.value == age }) { throw FilterError("unknown age “\(age.prefix(10))”") }
+        if let text = value("died_by") {
+            guard let micros = Int64(text), micros > 0 else { throw FilterError("died_by is microseconds since 1970") }
+            diedBy = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+        }
     }
 
     struct FilterError: Error {
@@ -50,7 +57,8 @@ struct DeadLetterFilter: Sendable {
     /// The queue's filter, the account read by its id or host; nil when no account has it (nothing matches).
     func resolved(pool: PostgresPool) async throws -> DeadLetters.Filter? {
         var filter = DeadLetters.Filter(kind: kind, store: store, reason: reason,
-                                        maxAge: age.flatMap { age in Self.ages.first { $0.value == age }?.duration })
+                                        maxAge: age.flatMap { age in Self.ages.first { $0.value == age }?.duration },
+                                        diedBy: diedBy)
         guard let account else { return filter }
         let trust = if let id = Int64(account) {
             try await pool.query(HostTrust.loading(accountID: id))
@@ -63,8 +71,12 @@ struct DeadLetterFilter: Sendable {
         return filter
     }
 
-    /// The fields as hidden inputs, for a form acting on what the filter shows.
-    var hiddenInputs: HTML {
-        HTML(fields.compactMap { name, value in value.map { "<input type=\"hidden\" name=\"\(name)\" value=\"\($0)\">" } })
+    /// The fields as hidden inputs, for a form acting on what the filter shows: the filter, and the newest dead letter
+    /// shown's time, so "all it shows" never takes one that died after the page was drawn.
+    func hiddenInputs(newest: Date?) -> HTML {
+        let bound = (newest ?? diedBy).map { String(Int64(($0.timeIntervalSince1970 * 1_000_000).rounded())) }
+        return HTML((fields + [("died_by", bound)]).compactMap { name, value in
+            value.map { "<input type=\"hidden\" name=\"\(name)\" value=\"\($0)\">" }
+        })
     }
 }

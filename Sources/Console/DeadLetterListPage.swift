@@ -18,16 +18,14 @@ enum DeadLetterListPage {
         let page = request.parameter("page").flatMap { Int($0) }.map { min(max($0, 1), 100_000) } ?? 1
         let deadLetters = DeadLetters(pool: console.pool)
         let resolved = try await filter.resolved(pool: console.pool)
-        let (entries, total): ([DeadLetters.Entry], Int) = if let resolved {
+        let (entries, (total, newest)): ([DeadLetters.Entry], (Int, Date?)) = if let resolved {
             (try await deadLetters.list(resolved, offset: (page - 1) * pageSize, limit: pageSize),
              try await deadLetters.count(resolved))
         } else {
-            ([], 0)
+            ([], (0, nil))
         }
-        let (kinds, actions) = try await console.pool.run { db in
-            (try db.query("SELECT DISTINCT kind FROM dead_letters ORDER BY 1").map { try $0.decode(0, as: String.self) },
-             try db.query(OperatorActions.latest(limit: 10)))
-        }
+        let kinds = try await deadLetters.kinds()
+        let actions = try await console.pool.query(OperatorActions.latest(limit: 10))
         let now = Date()
         let rows = entries.map { entry -> [HTML] in
             [
@@ -45,7 +43,7 @@ enum DeadLetterListPage {
             \(filterForm(filter, kinds: kinds))
             <p>\(shown)\(total) dead letter\(total == 1 ? "" : "s")\(filter.isEmpty ? "" : " match").</p>
             <form id="bulk" method="post" action="/dead-letters/actions">
-            \(console.csrfField(for: request.operatorName))\(filter.hiddenInputs)
+            \(console.csrfField(for: request.operatorName))\(filter.hiddenInputs(newest: newest))
             <div class="actions">
             <label><input type="checkbox" data-select-all> All on this page</label>
             <button name="action" value="retry" data-needs-selection data-confirm="Retry the {n} ticked dead letters?">Retry ticked</button>

@@ -2,6 +2,7 @@ import Accounts
 import Foundation
 import HTTP
 import Ingest
+import IngestJobs
 import Mirror
 import Postgres
 import Queue
@@ -75,7 +76,7 @@ enum DeadLetterPage {
         guard let notification = reading.notification else { return .empty }
         guard let trust else { return "<p class=\"warning\">Its account no longer exists: nothing to verify against.</p>" }
         let verdict = await console.authenticator.judge(detail.raw ?? Data(), from: notification.source, trust: trust,
-                                                        authorization: DeadLetterReading.authorization(detail.headers),
+                                                        authorization: IngestedHeaders.authorization(detail.headers),
                                                         receivedAt: notification.receivedAt)
         switch verdict {
         case .genuine:

@@ -62,7 +62,9 @@ struct DeadLetterReading: Sendable {
             let data = payload.data
             let transaction = try data?.signedTransactionInfo.map(UnverifiedPayload.transaction)
             let event = [payload.notificationType, payload.subtype].compactMap { $0 }.joined(separator: "/")
-            let connections = trust?.connections(store: .apple, appIdentifier: data?.bundleId ?? "").map(\.id) ?? []
+            // The connection of the notification's own environment, as the worker chooses it.
+            let connections = trust?.connections(store: .apple, appIdentifier: data?.bundleId ?? "")
+                .filter { $0.environment.rawValue == data?.environment?.rawValue }.map(\.id) ?? []
             self.init(facts: [("Notification", event), ("notificationUUID", payload.notificationUUID),
                               ("Signed", payload.signedDate.map { $0.formatted(.iso8601) } ?? "—"),
                               ("Bundle", data?.bundleId ?? "—"), ("Environment", data?.environment?.rawValue ?? "—"),
@@ -127,21 +129,14 @@ struct DeadLetterReading: Sendable {
         return String(decoding: printed, as: UTF8.self)
     }
 
-    /// The headers ingest kept, without the push's bearer token (a credential, even if a short-lived one).
+    /// The headers ingest kept, without the push's bearer token (a credential, even if a short-lived one); nil for
+    /// headers that are not the JSON object ingest writes, which are not shown at all.
     static func shownHeaders(_ headers: String?) -> String? {
         guard let headers, var object = try? JSONSerialization.jsonObject(with: Data(headers.utf8)) as? [String: Any] else {
-            return headers
+            return nil
         }
         if object["authorization"] != nil { object["authorization"] = "(a bearer token, not shown)" }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]))
             .map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The push's `Authorization` header, to judge it again.
-    static func authorization(_ headers: String?) -> String? {
-        guard let headers, let object = try? JSONSerialization.jsonObject(with: Data(headers.utf8)) as? [String: Any] else {
-            return nil
-        }
-        return object["authorization"] as? String
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Postgres
 import Queue
+import StoreModel
 import Sync
 
 /// `GET /`: queue health — depth by kind and state, the oldest job waiting, dead letters and their rate, leases by
@@ -9,16 +10,15 @@ import Sync
 /// of the last hours drawn from what the database already holds. Cheap at a million queued jobs: it reads what
 /// `storesync status` reads (estimated from a sample beyond `QueueStatus.exactPages`) and the receipts' arrival index.
 enum QueuePage {
-    static let hours = 24
+    static let hours = ActivityHistory.hours
 
     static func render(_ console: Console, _ request: ConsoleRequest) async throws -> HTTPResponse {
         let status = try await QueueStatus.read(pool: console.pool)
-        let (schedules, activity) = try await console.pool.transaction { db in
-            (try ScheduleReport.read(on: db), try QueueActivity.read(hours: hours, on: db))
-        }
+        let schedules = try await console.pool.transaction { db in try ScheduleReport.read(on: db) }
+        let activity = try await console.activity.read(pool: console.pool)
         let total = { (state: String) in status.depths.filter { $0.state == state }.reduce(0) { $0 + $1.count } }
-        let lastHour = activity.hours.last?.deadLetters ?? 0
-        let lastDay = activity.hours.reduce(0) { $0 + $1.deadLetters }
+        let lastHour = activity.last?.deadLetters ?? 0
+        let lastDay = activity.reduce(0) { $0 + $1.deadLetters }
         let estimated = status.scheduledEstimated ? " (estimated)" : ""
         let cards = HTML([
             card("\(total("available"))", "due now, waiting"), card("\(total("leased"))", "running"),
@@ -29,16 +29,17 @@ enum QueuePage {
         ])
         // Hours of the day in UTC, as every time on the console is.
         let label = { (date: Date) in String(format: "%02dh", Int(date.timeIntervalSince1970 / 3600) % 24) }
-        let spread = Dictionary(grouping: status.scheduledByHour.filter { $0.kind.hasSuffix(".resync") }, by: \.hour)
+        let resyncs = Set(Store.allCases.map { ResyncPlanner.jobKind(for: $0).name })
+        let spread = Dictionary(grouping: status.scheduledByHour.filter { resyncs.contains($0.kind) }, by: \.hour)
             .mapValues { $0.reduce(0) { $0 + $1.count } }
         let spreadBars = (0..<hours).map { offset -> BarChart.Bar in
             let hour = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 3600).rounded(.down) * 3600 + Double(offset) * 3600)
             return BarChart.Bar(label: label(hour), value: spread[hour] ?? 0)
         }
         let charts = HTML([
-            BarChart(title: "Notifications recorded per hour", bars: activity.hours.map { .init(label: label($0.hour), value: $0.notifications) },
+            BarChart(title: "Notifications recorded per hour", bars: activity.map { .init(label: label($0.hour), value: $0.notifications) },
                      unit: "notifications").html,
-            BarChart(title: "Dead letters per hour", bars: activity.hours.map { .init(label: label($0.hour), value: $0.deadLetters) },
+            BarChart(title: "Dead letters per hour", bars: activity.map { .init(label: label($0.hour), value: $0.deadLetters) },
                      unit: "dead letters").html,
             BarChart(title: "Resyncs due per hour, next 24 h\(estimated)", bars: spreadBars, unit: "resyncs").html,
         ])

@@ -64,3 +64,14 @@ public struct OutageSweepArgs: JobArgs {
         self.to = to
     }
 }
+
+/// The headers ingest keeps beside a notification's body (`jobs.headers`, a JSON object), as the worker and the
+/// on-call console read them.
+public enum IngestedHeaders {
+    /// The `Authorization` header ingest kept (Google pushes), if any.
+    public static func authorization(_ headers: String?) -> String? {
+        guard let headers, let object = try? JSONSerialization.jsonObject(with: Data(headers.utf8)) as? [String: Any]
+        else { return nil }
+        return object["authorization"] as? String
+    }
+}

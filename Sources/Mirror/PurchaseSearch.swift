@@ -4,9 +4,10 @@ import StoreModel
 
 /// Finds purchases by whatever on-call was handed: a lineage (Apple original transaction id, Google first purchase
 /// token), a transaction or order id, a purchase token, a customer id, or an account token (never its secret).
-/// Every way is an index lookup — a linked purchase through its customer's subscriptions, a pending claim through the
-/// unlinked purchases' index — so a search stays quick however many purchases the mirror holds, and the worker's
-/// renewals maintain no index of the console's.
+/// Every way but one is an index lookup — a linked purchase through its customer's subscriptions — so a search stays
+/// quick however many purchases the mirror holds, and the worker's renewals maintain no index of the console's. The one
+/// is a pending claim found by its account token: it reads the unlinked purchases (their own index), which are few
+/// where tokens are issued before purchases.
 public enum PurchaseSearch {
     public struct Match: Sendable, Equatable {
         public let purchaseID: Int64

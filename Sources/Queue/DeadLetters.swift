@@ -34,15 +34,19 @@ public struct DeadLetters: Sendable {
         public var reason: String?
         /// Dead letters that died at most this long ago.
         public var maxAge: Duration?
+        /// Dead letters that died at or before this time: what a page showed, so that acting on "all it shows"
+        /// never takes one that arrived after it was drawn.
+        public var diedBy: Date?
 
         public init(kind: String? = nil, store: String? = nil, accountID: Int64? = nil, connectionIDs: [Int64] = [],
-                    reason: String? = nil, maxAge: Duration? = nil) {
+                    reason: String? = nil, maxAge: Duration? = nil, diedBy: Date? = nil) {
             self.kind = kind
             self.store = store
             self.accountID = accountID
             self.connectionIDs = connectionIDs
             self.reason = reason
             self.maxAge = maxAge
+            self.diedBy = diedBy
         }
 
         /// The `WHERE` clause, its parameters from `$1` on.
@@ -55,7 +59,9 @@ public struct DeadLetters: Sendable {
                      OR payload->>'connection_id' = ANY($4::text[]))
                 AND ($5::text IS NULL OR reason ILIKE $5)
                 AND ($6::bigint IS NULL OR dead_at > now() - $6 * interval '1 millisecond')
-                """, [kind, store, accountID, PostgresArray(connectionIDs.map(String.init)), pattern, maxAge?.milliseconds])
+                AND ($7::timestamptz IS NULL OR dead_at <= $7)
+                """, [kind, store, accountID, PostgresArray(connectionIDs.map(String.init)), pattern, maxAge?.milliseconds,
+                      diedBy])
         }
     }
 
@@ -90,14 +96,20 @@ public struct DeadLetters: Sendable {
         let (condition, parameters) = filter.condition
         return try await pool.query("""
             SELECT \(Self.entryColumns) FROM dead_letters WHERE \(condition)
-            ORDER BY dead_at DESC, id DESC OFFSET $7 LIMIT $8
+            ORDER BY dead_at DESC, id DESC OFFSET $8 LIMIT $9
             """, parameters + [offset, limit]).map(Self.entry)
     }
 
-    /// How many dead letters `filter` takes.
-    public func count(_ filter: Filter) async throws -> Int {
+    /// How many dead letters `filter` takes, and when the newest of them died (nil when none).
+    public func count(_ filter: Filter) async throws -> (count: Int, newest: Date?) {
         let (condition, parameters) = filter.condition
-        return try await pool.query("SELECT count(*) FROM dead_letters WHERE \(condition)", parameters)[0].decode(0)
+        let row = try await pool.query("SELECT count(*), max(dead_at) FROM dead_letters WHERE \(condition)", parameters)[0]
+        return (try row.decode(0), try row.decodeOptional(1))
+    }
+
+    /// The kinds of the dead letters there are, for a filter's choices.
+    public func kinds() async throws -> [String] {
+        try await pool.query("SELECT DISTINCT kind FROM dead_letters ORDER BY 1").map { try $0.decode(0) }
     }
 
     public func count() async throws -> Int {
@@ -128,32 +140,19 @@ public struct DeadLetters: Sendable {
         try await pool.transaction { connection in try Self.retry(ids: ids, on: connection) }
     }
 
-    /// `retry` inside the caller's transaction, for a caller that records what it did in the same commit.
+    /// `retry` inside the caller's transaction, for a caller that records what it did in the same commit. Each dead
+    /// letter goes back through `storesync_retry_dead_letter` (V0018), which a role may run without being able to
+    /// insert jobs of its own.
     public static func retry(ids: [Int64], on connection: isolated PostgresConnection) throws -> [Int64: RetryResult] {
         var results: [Int64: RetryResult] = [:]
         for id in ids where results[id] == nil {
-            // A pending job holding the same unique key wins, even one another session is enqueueing right now
-            // (the insert waits for it, then skips): the dead letter is deleted only once its job is inserted.
-            let requeued = try !connection.query("""
-                WITH dead AS (SELECT * FROM dead_letters WHERE id = $1 FOR UPDATE),
-                requeued AS (
-                    INSERT INTO jobs (id, kind, payload, raw, headers, priority, max_attempts, unique_key, errors,
-                                      last_error, created_at)
-                    SELECT id, kind, payload, raw, headers, priority, max_attempts, unique_key,
-                           errors || jsonb_build_object('at', now(), 'event', 'replayed from dead letters'),
-                           reason, job_created_at
-                    FROM dead
-                    ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
-                    RETURNING id)
-                DELETE FROM dead_letters d USING requeued WHERE d.id = requeued.id
-                RETURNING d.id
-                """, [id]).isEmpty
-            if requeued {
-                results[id] = .requeued
-                continue
+            let answer: String = try connection.query("SELECT storesync_retry_dead_letter($1)", [id])[0].decode(0)
+            switch answer {
+            case "requeued": results[id] = .requeued
+            case "not_found": results[id] = .notFound
+            case _ where answer.hasPrefix("kept:"): results[id] = .duplicateUniqueKey(String(answer.dropFirst("kept:".count)))
+            default: throw PostgresError(.decoding, message: "storesync_retry_dead_letter answered \(answer.prefix(40).debugDescription)")
             }
-            let kept = try connection.query("SELECT unique_key FROM dead_letters WHERE id = $1", [id])
-            results[id] = kept.isEmpty ? .notFound : .duplicateUniqueKey(try kept[0].decodeOptional(0) ?? "")
         }
         try connection.query("SELECT pg_notify('storesync_jobs', 'dead-letters')")
         return results
@@ -163,7 +162,7 @@ public struct DeadLetters: Sendable {
     /// discard of them all.
     public func ids(_ filter: Filter = Filter(), limit: Int = .max) async throws -> [Int64] {
         let (condition, parameters) = filter.condition
-        return try await pool.query("SELECT id FROM dead_letters WHERE \(condition) ORDER BY dead_at DESC, id DESC LIMIT $7",
+        return try await pool.query("SELECT id FROM dead_letters WHERE \(condition) ORDER BY dead_at DESC, id DESC LIMIT $8",
                                     parameters + [limit]).map { try $0.decode(0) }
     }
 

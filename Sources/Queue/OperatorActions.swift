@@ -26,7 +26,8 @@ public enum OperatorActions {
         try connection.queryLater("""
             INSERT INTO operator_actions (operator, action, dead_letter_id, kind, result, purchase_id)
             VALUES ($1, $2, $3, $4, $5, $6)
-            """, [operatorName, action.rawValue, deadLetterID, kind, String(result.prefix(400)), purchaseID])
+            """, [operatorName, action.rawValue, deadLetterID, kind, String(String.UnicodeScalarView(result.unicodeScalars.prefix(400))),
+                  purchaseID])
     }
 
     /// The latest actions, newest first: on the dead letters page, what colleagues just did.

@@ -20,9 +20,5 @@ struct IngestEnvelope: Sendable {
     }
 
     /// The `Authorization` header ingest kept (Google pushes), if any.
-    var authorization: String? {
-        guard let headers, let object = try? JSONSerialization.jsonObject(with: Data(headers.utf8)) as? [String: Any]
-        else { return nil }
-        return object["authorization"] as? String
-    }
+    var authorization: String? { IngestedHeaders.authorization(headers) }
 }

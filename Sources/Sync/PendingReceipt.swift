@@ -19,8 +19,9 @@ struct PendingReceipt: Sendable {
     /// Completes the job: records the notification as seen with `outcome`, then applies `effects` — unless a
     /// concurrent delivery of the same notification recorded it first, in which case nothing is written and the
     /// job completes as `duplicate`, exactly like a delivery that found the receipt before it began (the receipt
-    /// goes out with the effects' first statement and fails it: `NotificationReceipts.record`).
-    /// `serialKey` names what `effects` lock (see `JobResult.serialKey`).
+    /// goes out with the effects' first statement and fails it: `NotificationReceipts.record`). Effects that fail before
+    /// sending any statement drop the receipt with their savepoint: such a duplicate is retried once, and found by the
+    /// handler's own lookup then. `serialKey` names what `effects` lock (see `JobResult.serialKey`).
     func complete(_ outcome: String, serialKey: String? = nil, then effects: Effects? = nil) -> JobResult {
         .done(outcome, writes: { db in
             try NotificationReceipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,

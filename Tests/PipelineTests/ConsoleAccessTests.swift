@@ -186,6 +186,8 @@ import Testing
         "SELECT email FROM customers", "SELECT name FROM customers", "UPDATE dead_letters SET reason = 'x'",
         "UPDATE jobs SET run_at = now()", "DELETE FROM jobs", "DELETE FROM store_purchases", "DELETE FROM operator_actions",
         "UPDATE operator_actions SET operator = 'someone else'", "INSERT INTO accounts (host) VALUES ('evil.test')",
+        "INSERT INTO jobs (kind) VALUES ('apple.resync')", "UPDATE dead_letters SET id = id + 1",
+        "SELECT id FROM dead_letters FOR UPDATE",
     ])
     func theConsolesRoleIsRefused(statement: String) async throws {
         try await TestDatabase.with { database in

@@ -356,7 +356,8 @@ import Testing
                     let parts = pair.split(separator: "=", maxSplits: 1)
                     return (String(parts[0]), String(parts[1]))
                 }
-                let answer = try await console.confirm("/dead-letters/actions", [("action", action)] + fields,
+                let diedBy = try await console.get("/dead-letters?\(query)").hiddenField("died_by")
+                let answer = try await console.confirm("/dead-letters/actions", [("action", action)] + fields + [("died_by", diedBy)],
                                                        tokenFrom: "/dead-letters?\(query)")
                 #expect(answer.status == 303)
                 let verb = action.replacingOccurrences(of: "-all", with: "")
@@ -368,20 +369,50 @@ import Testing
         }
     }
 
+    /// "All a filter shows" is what the page showed: a dead letter that died after it was drawn is left alone, and a
+    /// form without the page's bound is refused.
+    @Test func allAPageShowedNeverTakesOneThatDiedAfterIt() async throws {
+        try await TestDatabase.with { database in
+            let backlog = try await Backlog.seed(database)
+            try await ConsoleHarness.with(database) { console in
+                let page = try await console.get("/dead-letters?store=google")
+                let diedBy = try page.hiddenField("died_by")
+                let shown = Set(backlog.rows.filter { $0.kind.hasPrefix("google.") }.map(\.id))
+                let later = SyntheticDeadLetter(id: 9_999, kind: "google.notification", payload: #"{"account_id": 1}"#,
+                                                reason: "died after the page", minutesAgo: -1)
+                try await SyntheticDeadLetter.insert([later], into: database)
+                let unbounded = try await console.confirm("/dead-letters/actions", [("action", "discard-all"), ("store", "google")],
+                                                          tokenFrom: "/dead-letters?store=google")
+                #expect(unbounded.status == 400)
+                #expect(unbounded.text.contains("reload it"))
+                let answer = try await console.confirm("/dead-letters/actions",
+                                                       [("action", "discard-all"), ("store", "google"), ("died_by", diedBy)],
+                                                       tokenFrom: "/dead-letters?store=google")
+                #expect(answer.status == 303)
+                #expect(Set(try await Self.actions(database).map(\.deadLetterID)) == shown)
+                #expect(try await Self.remaining(database).contains(later.id))
+            }
+        }
+    }
+
     /// Without `confirmed=yes` (no script ran the dialog) every action answers a page that asks, carrying the same
     /// form confirmed, and changes nothing.
     @Test(arguments: [
         ("/dead-letters/ID/retry", [(String, String)](), "Retry dead letter ID?"),
         ("/dead-letters/ID/discard", [], "Discard dead letter ID?"),
         ("/dead-letters/actions", [("action", "retry"), ("id", "ID"), ("id", "ID2")], "Retry these 2 dead letters?"),
-        ("/dead-letters/actions", [("action", "discard-all"), ("store", "apple")], "Discard these"),
+        ("/dead-letters/actions", [("action", "discard-all"), ("store", "apple"), ("died_by", "DIEDBY")], "Discard these"),
     ])
     func anUnconfirmedActionAsksAndChangesNothing(path: String, fields: [(String, String)], question: String) async throws {
         try await TestDatabase.with { database in
             let backlog = try await Backlog.seed(database)
             let (id, id2) = (String(backlog.rows[0].id), String(backlog.rows[1].id))
-            let place = { (text: String) in text.replacingOccurrences(of: "ID2", with: id2).replacingOccurrences(of: "ID", with: id) }
             try await ConsoleHarness.with(database) { console in
+                let diedBy = try await console.get("/dead-letters?store=apple").hiddenField("died_by")
+                let place = { (text: String) in
+                    text.replacingOccurrences(of: "ID2", with: id2).replacingOccurrences(of: "ID", with: id)
+                        .replacingOccurrences(of: "DIEDBY", with: diedBy)
+                }
                 let token = try await console.get("/dead-letters").csrf()
                 let target = place(path)
                 let answer = try await console.post(target, [("csrf", token)] + fields.map { ($0.0, place($0.1)) })

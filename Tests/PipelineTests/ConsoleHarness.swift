@@ -79,9 +79,15 @@ struct ConsoleHarness {
 
         /// The value of the first `csrf` hidden field, which every form that changes something carries.
         func csrf() throws -> String {
-            let match = try #require(text.firstMatch(of: #/name="csrf" value="([^"]+)"/#),
-                                     "no csrf field in a \(status) page: \(text.prefix(2000))")
-            return String(match.output.1)
+            try hiddenField("csrf")
+        }
+
+        /// The value of the page's first hidden field `name` (the list's bulk form carries `died_by`, the newest
+        /// dead letter it showed).
+        func hiddenField(_ name: String) throws -> String {
+            let match = try #require(text.firstMatch(of: try Regex(#"type="hidden" name="\#(name)" value="([^"]+)""#)),
+                                     "no \(name) field in a \(status) page: \(text.prefix(2000))")
+            return try #require(match.output[1].substring.map(String.init))
         }
 
         /// The dead letters the page links to, in page order (the list's rows link each one once).

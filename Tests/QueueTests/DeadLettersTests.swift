@@ -42,7 +42,7 @@ import Testing
                 let waiting: Int = try await database.pool.query("""
                     SELECT count(*) FROM pg_stat_activity
                     WHERE datname = current_database() AND wait_event_type = 'Lock'
-                      AND query LIKE '%replayed from dead letters%'
+                      AND query LIKE '%storesync_retry_dead_letter%'
                     """)[0].decode(0)
                 return waiting == 1
             }

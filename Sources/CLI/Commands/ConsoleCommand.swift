@@ -57,6 +57,11 @@ struct ConsoleCommand: Command {
         let pool = PostgresPool(postgres)
         let localOperator = environment.string("STORESYNC_CONSOLE_OPERATOR")
             ?? "local:\(environment.string("USER") ?? environment.string("LOGNAME") ?? "operator")"
+        // What operator_actions keeps: refused now rather than at every action's commit.
+        guard (1...200).contains(localOperator.utf8.count),
+              !localOperator.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw UsageError("STORESYNC_CONSOLE_OPERATOR must be 1 to 200 bytes without control characters")
+        }
         let logger = Logger(component: "console")
         let keysHTTP = try HTTPClient()
         let console = Console(configuration: Console.Configuration(credentials: credentials, localOperator: localOperator),
@@ -68,6 +73,7 @@ struct ConsoleCommand: Command {
                                   "operators": .int(credentials?.operatorNames.count ?? 0)])
         let outcome = await runUntilTerminated(startup: {
             try await DatabaseStartup.waitUntilReady(pool, logger: logger)
+            await console.warm()
         }, ready: { ServiceNotifier.ready() })
         ServiceNotifier.stopping()
         await server.stop(grace: .seconds(5))
@@ -76,6 +82,29 @@ struct ConsoleCommand: Command {
         try outcome.get()
         logger.info("stopped")
         return 0
+    }
+
+    /// Writes `text` to a new file beside `path`, created empty with mode 0600 before anything is written to it, then
+    /// puts it in `path`'s place: the hashes are never in a file others may read, and a crash leaves the old file or
+    /// the new one (`.NAME.UUID` beside it) whole.
+    private static func writePrivately(_ text: String, to path: String) throws {
+        let target = URL(fileURLWithPath: path)
+        let temporary = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw UsageError("cannot create a file beside \(path)")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            try handle.write(contentsOf: Data(text.utf8))
+            try handle.synchronize()
+            try handle.close()
+            // Foundation on Linux moves onto no existing file and replaces none: the old one goes first.
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(at: target) }
+            try FileManager.default.moveItem(at: temporary, to: target)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw UsageError("cannot write \(path): \(error.localizedDescription)")
+        }
     }
 
     /// Loopback addresses and the name for them: what an SSH tunnel reaches and nothing else does.
@@ -88,11 +117,12 @@ struct ConsoleCommand: Command {
         guard let path = try arguments.option("--credentials") else { throw UsageError("add-operator needs --credentials FILE") }
         try arguments.finish()
         let input = try FileHandle.standardInput.read(upToCount: 4096) ?? Data()
-        let password = String(decoding: input, as: UTF8.self).split(separator: "\n", maxSplits: 1,
-                                                                     omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        // The first line, whatever ends it (CRLF is one Character in Swift).
+        let password = String(decoding: input, as: UTF8.self).split(maxSplits: 1, omittingEmptySubsequences: false,
+                                                                     whereSeparator: \.isNewline).first.map(String.init) ?? ""
         let line: String
         do {
-            line = try OperatorCredentials.line(name: name, password: password.hasSuffix("\r") ? String(password.dropLast()) : password)
+            line = try OperatorCredentials.line(name: name, password: password)
         } catch {
             throw UsageError(error.message)
         }
@@ -102,20 +132,9 @@ struct ConsoleCommand: Command {
                 throw UsageError("cannot read \(path) as UTF-8 text; not overwriting it, which would lose its operators")
             }
             existing = text.split(whereSeparator: \.isNewline).map(String.init)
-        } else if !FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
-            // Created empty with mode 0600 first: the hashes are never written to a file others may read.
-            throw UsageError("cannot create \(path)")
         }
         let kept = existing.filter { !$0.hasPrefix(name + ":") }
-        let text = (kept + [line]).joined(separator: "\n") + "\n"
-        do {
-            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            try handle.truncate(atOffset: 0)
-            try handle.write(contentsOf: Data(text.utf8))
-        } catch {
-            throw UsageError("cannot write \(path): \(error.localizedDescription)")
-        }
+        try writePrivately((kept + [line]).joined(separator: "\n") + "\n", to: path)
         Output.print("\(kept.count == existing.count ? "added" : "replaced") operator \(name) in \(path)")
         return 0
     }

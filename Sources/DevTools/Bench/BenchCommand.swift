@@ -18,7 +18,7 @@ struct BenchCommand: Command {
                                         [--subscriptions S] [--rate R]
                storesync-dev bench resync --purchases N [--store apple|google|both] [--concurrency C]
                storesync-dev bench api [--customers N] [--seconds S] [--connections C] [--registrations-per-sec R] [--app]
-               storesync-dev bench console [--jobs N] [--dead-letters D] [--purchases P] [--requests R]
+               storesync-dev bench console [--jobs N] [--dead-letters D] [--purchases P] [--receipts E] [--requests R]
 
         queue   Enqueues N no-op jobs first, then drains them through the real lease / run / group-commit
                 path with S slots (default 256) and F concurrent commit flushers (default 2), R times
@@ -67,11 +67,12 @@ struct BenchCommand: Command {
                 Exits 1 if any read or registration failed. Needs a migrated, throwaway database.
         console The on-call console (in this process, as `storesync console` serves it) over a seeded database: N
                 scheduled resyncs spread over the next day (default 1,000,000), D dead letters (default 10,000, one a
-                genuinely signed App Store notification) and P mirrored purchases with charges and timelines (default
-                10,000). Each page — queue health, the dead letters list (plain, filtered, its last page), a dead
-                letter (the notification is verified again), purchase search and a purchase's story — is fetched R
-                times in a row (default 30) after two unmeasured fetches; prints p50/p99 per page and whether all
-                are within 100 ms. Needs a migrated, throwaway database with an empty queue.
+                genuinely signed App Store notification), P mirrored purchases with charges and timelines (default
+                10,000) and E notification receipts over the last day (default 1,000,000). Each page — queue
+                health, the dead letters list (plain, filtered, its last page), a dead letter (the notification is
+                verified again), purchase search and a purchase's story — is fetched R times in a row (default 30)
+                after two unmeasured fetches; prints p50/p99 per page and whether all are within 100 ms. Needs a
+                migrated, throwaway database with an empty queue.
         """
 
     static func run(_ arguments: inout Arguments, environment: Environment) async throws -> Int32 {

@@ -20,17 +20,20 @@ enum ConsoleBenchmark {
         let jobs = try Parse.int(try arguments.option("--jobs") ?? "1000000", "--jobs", range: 0...10_000_000)
         let deadLetters = try Parse.int(try arguments.option("--dead-letters") ?? "10000", "--dead-letters", range: 1...1_000_000)
         let purchases = try Parse.int(try arguments.option("--purchases") ?? "10000", "--purchases", range: 1...1_000_000)
+        let receipts = try Parse.int(try arguments.option("--receipts") ?? "1000000", "--receipts", range: 0...50_000_000)
         let requests = try Parse.int(try arguments.option("--requests") ?? "30", "--requests", range: 3...10_000)
         try arguments.finish()
         let pool = PostgresPool(try environment.postgres(defaultSize: 4, applicationName: "storesync-bench-console"))
         do {
             try await pool.withConnection { try await Migrator().requireCurrent($0) }
             let seedStarted = ContinuousClock.now
-            let seeded = try await seed(pool: pool, jobs: jobs, deadLetters: deadLetters, purchases: purchases)
+            let seeded = try await seed(pool: pool, jobs: jobs, deadLetters: deadLetters, purchases: purchases,
+                                        receipts: receipts)
             let seeding = ContinuousClock.now - seedStarted
             let keysHTTP = try HTTPClient()
             let console = Console(configuration: Console.Configuration(credentials: nil, localOperator: "bench"), pool: pool,
                                   keyCaches: GoogleKeyCaches(http: keysHTTP), logger: Logger(component: "console"))
+            await console.warm()
             let server = try HTTPServer(configuration: HTTPServerConfiguration(), router: console.router)
             let client = try HTTPClient()
             let base = "http://127.0.0.1:\(server.port)"
@@ -51,7 +54,7 @@ enum ConsoleBenchmark {
             await pool.close()
             Output.print(Output.Value.object([
                 ("benchmark", .string("console")), ("jobs", .int(jobs)), ("dead_letters", .int(deadLetters)),
-                ("purchases", .int(purchases)), ("requests_per_page", .int(requests)),
+                ("purchases", .int(purchases)), ("receipts", .int(receipts)), ("requests_per_page", .int(requests)),
                 ("seeding_s", .double((seeding.seconds * 10).rounded() / 10)),
                 ("goal_p99_ms", .double(goalMilliseconds)), ("worst_p99_ms", .double(worst)),
                 ("all_pages_within_goal", .bool(worst <= goalMilliseconds && failures.isEmpty)),
@@ -90,10 +93,11 @@ enum ConsoleBenchmark {
     }
 
     /// An account with an App Store connection trusting a local PKI, `purchases` mirrored purchases with an invoice,
-    /// a payment and three timeline events each, `jobs` scheduled resyncs spread over the next day, and
-    /// `deadLetters` dead letters of several kinds — one a genuinely signed App Store notification, so its page
-    /// verifies a signature.
-    private static func seed(pool: PostgresPool, jobs: Int, deadLetters: Int, purchases: Int) async throws -> Seeded {
+    /// a payment and three timeline events each, `jobs` scheduled resyncs spread over the next day, `receipts`
+    /// notifications recorded over the last day (what the queue page's chart counts), and `deadLetters` dead letters of
+    /// several kinds — one a genuinely signed App Store notification, so its page verifies a signature.
+    private static func seed(pool: PostgresPool, jobs: Int, deadLetters: Int, purchases: Int,
+                             receipts: Int) async throws -> Seeded {
         let pending = try await pool.query("SELECT (SELECT count(*) FROM jobs) + (SELECT count(*) FROM dead_letters)")[0]
             .decode(0, as: Int.self)
         guard pending == 0 else {
@@ -140,6 +144,11 @@ enum ConsoleBenchmark {
                    -5, now() + interval '1 minute' + g * (interval '1 day' / $2)
             FROM generate_series(1, $2) g
             """, [connectionID, jobs, purchases])
+        try await pool.query("""
+            INSERT INTO notification_receipts (store, scope, message_id, received_at, processed_at, outcome)
+            SELECT 'apple', '', 'bench-' || g, now() - g * (interval '1 day' / $1), now() - g * (interval '1 day' / $1), 'mirrored'
+            FROM generate_series(1, $1) g
+            """, [receipts])
         let kinds = ["apple.resync", "google.acknowledge", "apple.notification", "google.notification", "apple.consumption"]
         try await pool.query("""
             INSERT INTO dead_letters (id, kind, payload, priority, max_attempts, attempts, errors, reason, job_created_at, dead_at)
@@ -168,7 +177,9 @@ enum ConsoleBenchmark {
             VALUES ($1, 'apple.notification', jsonb_build_object('account_id', $2::bigint), $3::bytea, 0, 25, 25,
                     '[{"attempt": 25, "error": "verification: retryable"}]', 'store answered 500 after 25 attempts', now())
             """, [notificationID, accountID, try JSONSerialization.data(withJSONObject: ["signedPayload": signed])])
-        try await pool.query("VACUUM ANALYZE jobs, dead_letters, store_purchases, invoices, payments, purchase_events")
+        try await pool.query("""
+            VACUUM ANALYZE jobs, dead_letters, store_purchases, invoices, payments, purchase_events, notification_receipts
+            """)
         let middle = purchases / 2 + 1
         let purchaseID: Int64 = try await pool.query("SELECT id FROM store_purchases WHERE connection_id = $1 AND lineage = $2",
                                                      [connectionID, "bench-\(middle)"])[0].decode(0)
