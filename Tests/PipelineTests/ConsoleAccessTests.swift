@@ -74,6 +74,35 @@ import Testing
         }
     }
 
+    /// An operator who signed in stays in while a guesser uses up the address they share (a proxy's, say).
+    @Test func aRememberedLoginOutlastsAGuesserOnTheSameAddress() async throws {
+        try await TestDatabase.with { database in
+            let credentials = try OperatorCredentials.twoOperators()
+            try await ConsoleHarness.with(database, credentials: credentials.file) { console in
+                let alice = console.signedIn(as: "alice", password: credentials.password)
+                #expect(try await alice.get("/").status == 200)
+                let guesser = console.signedIn(as: "alice", password: "a guess")
+                for _ in 1...10 { _ = try await guesser.get("/") }
+                #expect(try await guesser.get("/").status == 429)
+                #expect(try await alice.get("/dead-letters").status == 200)
+            }
+        }
+    }
+
+    /// Without credentials the console answers only to a loopback name: a page elsewhere whose name resolves to
+    /// 127.0.0.1 (DNS rebinding) cannot read it or post to it.
+    @Test(arguments: [("evil.test:8090", 421), ("127.0.0.1.evil.test", 421), ("[::2]:8090", 421), ("localhost:9000", 200),
+                      ("LOCALHOST", 200), ("127.0.0.2:8090", 200), ("[::1]:8090", 200)])
+    func onlyALoopbackNameIsAnsweredWithoutCredentials(host: String, status: Int) async throws {
+        try await TestDatabase.with { database in
+            try await ConsoleHarness.with(database) { console in
+                let answer = try await console.get("/", headers: [("Host", host)])
+                #expect(answer.status == status)
+                Self.expectSecurityHeaders(answer, host)
+            }
+        }
+    }
+
     /// Error pages and redirects carry the same headers as pages.
     @Test func everyAnswerOfAPageCarriesTheSecurityHeaders() async throws {
         try await TestDatabase.with { database in
