@@ -14,11 +14,6 @@ public struct DeadLetters: Sendable {
         /// (`connection_id`): what on-call filters by.
         public let accountID: Int64?
         public let connectionID: Int64?
-
-        /// `apple` or `google` for the stores' jobs (their kinds start with the store), nil for housekeeping.
-        public var store: String? {
-            ["apple", "google"].first { kind.hasPrefix($0 + ".") }
-        }
     }
 
     /// Which dead letters a listing (or a retry or discard of all it shows) takes; nil and empty fields take all.
