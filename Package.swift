@@ -14,7 +14,8 @@ let migrationFiles: [Resource] = ["V0001__queue.sql", "V0002__accounts.sql", "V0
                                     "V0013__ingest_connection_trust.sql",
                                     "V0014__connection_settings_revision.sql", "V0015__api_clients.sql",
                                     "V0016__mobile_stores_api.sql", "V0017__mobile_stores_app.sql",
-                                    "V0018__console.sql"].map { .embedInCode("sql/\($0)") }
+                                    "V0018__console.sql",
+                                    "V0019__invoices_latest_by_purchase.sql"].map { .embedInCode("sql/\($0)") }
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 

@@ -43,5 +43,7 @@ extension Migration {
         Migration(version: 16, name: "mobile_stores_api", bytes: PackageResources.V0016__mobile_stores_api_sql),
         Migration(version: 17, name: "mobile_stores_app", bytes: PackageResources.V0017__mobile_stores_app_sql),
         Migration(version: 18, name: "console", bytes: PackageResources.V0018__console_sql),
+        Migration(version: 19, name: "invoices_latest_by_purchase",
+                  bytes: PackageResources.V0019__invoices_latest_by_purchase_sql),
     ]
 }
