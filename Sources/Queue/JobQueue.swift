@@ -111,19 +111,51 @@ public struct JobQueue: Sendable {
         }.affectedRows
     }
 
-    /// Records many outcomes with one commit. Each job's writes run in their own savepoint, so one job's
+    /// Records many outcomes with one commit. Each job's writes are isolated from the others', so one job's
     /// failure never undoes another's; a job whose lease is gone has its writes rolled back; writes that find
     /// their notification's receipt recorded already are rolled back, and their job reported done as `duplicate`.
+    ///
+    /// Isolation costs two statements and a subtransaction per job (a savepoint and its release), and almost every
+    /// batch has no failure to isolate. So the batch is first written without savepoints; only if some job's
+    /// writes fail is that transaction rolled back and the batch written again, each job in a savepoint of its own
+    /// (`Isolation.savepoints`), where a failure is that job's alone. A write that failed before PostgreSQL saw it
+    /// (its lineage busy in another process, say) is not tried a second time: its error stands for that job.
     public static func finish(_ batch: [Finish], owner: String, policy: RetryPolicy = RetryPolicy(),
                               on connection: isolated PostgresConnection) throws -> [FinishReport]
     {
         if batch.allSatisfy({ $0.writes == nil }), batch.allSatisfy({ if case .completed = $0.result { true } else { false } }) {
             // The common no-writes case: one autocommitted statement, no transaction round trips.
-            return try finishGroups(batch, owner: owner, policy: policy, on: connection)
+            return try finishGroups(batch, owner: owner, policy: policy, isolation: .savepoints(failed: [:]),
+                                    on: connection)
         }
-        return try connection.transaction { connection in
-            try finishGroups(batch, owner: owner, policy: policy, on: connection)
+        do {
+            return try connection.transaction { connection in
+                try finishGroups(batch, owner: owner, policy: policy, isolation: .none, on: connection)
+            }
+        } catch let error as PostgresError where error.code == .connectionLost {
+            throw error
+        } catch {
+            let failed = (error as? UnisolatedFailure).flatMap { $0.error is PostgresError ? nil : [$0.index: $0.error] }
+            return try connection.transaction { connection in
+                try finishGroups(batch, owner: owner, policy: policy, isolation: .savepoints(failed: failed ?? [:]),
+                                 on: connection)
+            }
         }
+    }
+
+    /// How a batch's writes are kept apart (see `finish`).
+    private enum Isolation {
+        /// All in the one transaction: the first failure fails the batch (`UnisolatedFailure`).
+        case none
+        /// Each job's in a savepoint of its own; `failed` are jobs whose writes failed already, by batch index,
+        /// with the error they failed with.
+        case savepoints(failed: [Int: any Error])
+    }
+
+    /// Writes that failed in a batch written without savepoints.
+    private struct UnisolatedFailure: Error {
+        let index: Int
+        let error: any Error
     }
 
     /// The order a batch's writes run in: by serial key, then as submitted. Writes take their key's lock
@@ -134,7 +166,7 @@ public struct JobQueue: Sendable {
         batch.indices.sorted { (batch[$0].serialKey ?? "", $0) < (batch[$1].serialKey ?? "", $1) }
     }
 
-    private static func finishGroups(_ batch: [Finish], owner: String, policy: RetryPolicy,
+    private static func finishGroups(_ batch: [Finish], owner: String, policy: RetryPolicy, isolation: Isolation,
                                      on connection: isolated PostgresConnection) throws -> [FinishReport]
     {
         var reports = [FinishReport?](repeating: nil, count: batch.count)
@@ -153,7 +185,15 @@ public struct JobQueue: Sendable {
             do {
                 guard held.contains(finish.lease) else { throw LeaseLost() }
                 if let key = finish.serialKey, let failure = failedKeys[key] { throw failure }
-                try connection.transaction { connection in try writes(connection) }
+                switch isolation {
+                case .none:
+                    do { try writes(connection) } catch { throw UnisolatedFailure(index: index, error: error) }
+                case .savepoints(let failed):
+                    if let failure = failed[index] { throw failure }
+                    try connection.transaction { connection in try writes(connection) }
+                }
+            } catch let failure as UnisolatedFailure {
+                throw failure
             } catch let error where NotificationReceipts.isDuplicate(error) {
                 results[index] = .completed(outcome: "duplicate")
             } catch is LeaseLost {

@@ -1,11 +1,12 @@
 import Foundation
 import Postgres
 import Queue
+import Synchronization
 import TestSupport
 import Testing
 
 /// The queue's SQL contract: enqueue, lease order and exclusivity, fencing, heartbeat, release, and the
-/// batched finish with per-job savepoints.
+/// batched finish, whose jobs' writes are isolated from each other's failures.
 @Suite struct JobQueueTests {
     private func lease(_ database: TestDatabase, owner: String, limit: Int = 10,
                        duration: Duration = .seconds(60)) async throws -> [LeasedJob] {
@@ -383,6 +384,57 @@ import Testing
                 .map { try $0.decode(0, as: Int64.self) }
             #expect(effects == [jobs[0].id, jobs[2].id])
             #expect(try await count(database, "SELECT count(*) FROM dead_letters") == 1)
+        }
+    }
+
+    /// A batch is written without savepoints first; a failure sends it back to be written with one per job. A
+    /// failure PostgreSQL never saw stands for its job then, so those writes run once; the others commit once.
+    @Test func writesThatFailedBeforeReachingTheDatabaseAreNotRunAgain() async throws {
+        try await TestDatabase.with { database in
+            let jobs = try await threeLeasedJobs(database)
+            let runs = Mutex(0)
+            let failing: JobWrites = { _ in
+                runs.withLock { $0 += 1 }
+                throw JobFailure.permanent("product X is not mapped")
+            }
+            let reports = try await finish(database, [
+                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[0])),
+                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: failing),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[2])),
+            ], owner: "a")
+            #expect(reports == [.completed(outcome: "ok"),
+                                .writesFailed(error: "product X is not mapped",
+                                              then: .deadLettered(reason: "product X is not mapped")),
+                                .completed(outcome: "ok")])
+            #expect(runs.withLock { $0 } == 1)
+            let effects = try await database.pool.query("SELECT job_id FROM test_effects ORDER BY job_id")
+                .map { try $0.decode(0, as: Int64.self) }
+            #expect(effects == [jobs[0].id, jobs[2].id])
+        }
+    }
+
+    /// A deferred statement fails with whatever statement next goes out — without savepoints, the next job's. The
+    /// failure is still its own job's alone.
+    @Test func aDeferredStatementsFailureIsItsOwnJobs() async throws {
+        try await TestDatabase.with { database in
+            let jobs = try await threeLeasedJobs(database)
+            let failingLater: JobWrites = { connection in
+                try connection.queryLater("INSERT INTO test_effects (job_id, attempt, worker) VALUES (NULL, 1, 'a')")
+            }
+            let reports = try await finish(database, [
+                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: failingLater),
+                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[1])),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: recordEffect(of: jobs[2])),
+            ], owner: "a")
+            guard case .writesFailed(let error, .retried) = reports[0] else {
+                Issue.record("expected the first job's writes to fail and be retried, got \(reports[0])")
+                return
+            }
+            #expect(error.contains("test_effects"), "\(error)")
+            #expect(Array(reports.dropFirst()) == [.completed(outcome: "ok"), .completed(outcome: "ok")])
+            let effects = try await database.pool.query("SELECT job_id FROM test_effects ORDER BY job_id")
+                .map { try $0.decode(0, as: Int64.self) }
+            #expect(effects == [jobs[1].id, jobs[2].id])
         }
     }
 
