@@ -48,7 +48,7 @@ let package = Package(
         // Adapters: the only modules that import C.
         .target(name: "Postgres", dependencies: ["CPostgres", "CStoreSyncShims", "Logging"], swiftSettings: strict),
         .target(name: "Systemd", dependencies: ["CSystemd"], swiftSettings: strict),
-        .target(name: "Crypto", dependencies: ["COpenSSL", "CStoreSyncShims"], swiftSettings: strict),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CStoreSyncShims", "StrictJSON"], swiftSettings: strict),
         .target(name: "HTTP", dependencies: ["CCurl", "CMicroHTTPD", "CStoreSyncShims", "Logging"],
                 swiftSettings: strict),
 
@@ -126,7 +126,7 @@ let package = Package(
                                                          "TestSupport", "storesync", "GooglePlay", "Operations", "Logging"], swiftSettings: strict),
         // The console's parts that need no database: HTML escaping, the credentials file, CSRF tokens.
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "Crypto"], swiftSettings: strict),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestPKI"], swiftSettings: strict),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "StrictJSON", "TestPKI"], swiftSettings: strict),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"], swiftSettings: strict),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "Crypto", "HTTP", "StoreModel", "StrictJSON", "TestPKI",
                                                          "TestSupport"],

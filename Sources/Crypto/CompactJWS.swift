@@ -1,8 +1,9 @@
 import Foundation
+import StrictJSON
 
 /// The JOSE header fields StoreSync reads. Other fields are ignored, except the two that change how a token
 /// must be read: a decoded header never carries `crit` or `"b64": false` (see `decodeHeader`).
-public struct JWSHeader: Decodable, Sendable, Equatable {
+public struct JWSHeader: JSONReadable, Sendable, Equatable {
     public let alg: String?
     public let kid: String?
     public let typ: String?
@@ -16,19 +17,22 @@ public struct JWSHeader: Decodable, Sendable, Equatable {
     /// cannot carry.
     let b64: Bool?
 
-    private enum CodingKeys: String, CodingKey {
-        case alg, kid, typ, x5c, crit, b64
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        alg = try container.decodeIfPresent(String.self, forKey: .alg)
-        kid = try container.decodeIfPresent(String.self, forKey: .kid)
-        typ = try container.decodeIfPresent(String.self, forKey: .typ)
-        x5c = try container.decodeIfPresent([String].self, forKey: .x5c)
-        hasCrit = container.contains(.crit)
-        crit = try container.decodeIfPresent([String].self, forKey: .crit)
-        b64 = try container.decodeIfPresent(Bool.self, forKey: .b64)
+    public init(json reader: inout JSONReader) throws {
+        var alg: String?, kid: String?, typ: String?, x5c: [String]?, crit: [String]?, hasCrit = false, b64: Bool?
+        try reader.readObject { reader, key in
+            switch key {
+            case "alg": alg = try reader.readString()
+            case "kid": kid = try reader.readString()
+            case "typ": typ = try reader.readString()
+            case "x5c": x5c = try reader.readStrings()
+            case "crit":
+                hasCrit = true
+                crit = try reader.readStrings()
+            case "b64": b64 = try reader.readBool()
+            default: try reader.skipValue()
+            }
+        }
+        (self.alg, self.kid, self.typ, self.x5c, self.crit, self.hasCrit, self.b64) = (alg, kid, typ, x5c, crit, hasCrit, b64)
     }
 
     /// Refuses what RFC 7515 §4.1.11 and RFC 7797 say a reader that does not implement them must refuse, as
@@ -133,7 +137,7 @@ public struct JWSParts: Sendable {
     private static func header(from bytes: Data) throws -> JWSHeader {
         let header: JWSHeader
         do {
-            header = try JSONDecoder().decode(JWSHeader.self, from: bytes)
+            header = try JSONReader.read(bytes) { try JWSHeader(json: &$0) }
         } catch {
             throw CryptoError(.invalidEncoding, "JWS header is not a JSON object of the expected shape")
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StrictJSON
 import Testing
 
 /// Guards `CompactJWS`: RFC 7515's own examples verify, a changed signature or a token naming another `alg`
@@ -165,6 +166,6 @@ extension JWSHeader {
         if let kid { fields["kid"] = kid }
         if let typ { fields["typ"] = typ }
         if let x5c { fields["x5c"] = x5c }
-        self = try! JSONDecoder().decode(JWSHeader.self, from: JSONSerialization.data(withJSONObject: fields))
+        self = try! JSONReader.read(JSONSerialization.data(withJSONObject: fields)) { try JWSHeader(json: &$0) }
     }
 }
