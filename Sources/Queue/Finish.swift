@@ -1,8 +1,10 @@
 import Foundation
 import Postgres
 
-/// Database work a job does as part of its completion. It runs inside the completion's transaction (in a
-/// savepoint of its own), so its effects commit if and only if the job is recorded as done. Writes that record a
+/// Database work a job does as part of its completion. It runs inside the completion's transaction, isolated from
+/// the other jobs' failures (`JobQueue.finish`), so its effects commit if and only if the job is recorded as done.
+/// It may run twice — again, in a savepoint, when another job's writes in the batch failed — so anything it does
+/// besides writing (a log line, a counter) may happen twice too. Writes that record a
 /// notification's receipt (`NotificationReceipts.record`) and find it recorded already are rolled back and their
 /// job completes as `duplicate`: the handler decided before the completion's transaction, so a concurrent delivery
 /// of the same notification that committed in between is found by the writes alone.
