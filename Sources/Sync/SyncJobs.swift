@@ -112,9 +112,12 @@ struct GoogleAcknowledgementArgs: JobArgs {
     let purchaseID: Int64
     let productID: String
     let token: String
+    /// The purchase's lineage, which never changes: the job commits under its serial key without reading it.
+    /// Absent from tasks queued by releases before it was carried; those read it from the purchase.
+    let lineage: String?
 
     enum CodingKeys: String, CodingKey {
-        case connectionID = "connection_id", purchaseID = "purchase_id", productID = "product_id", token
+        case connectionID = "connection_id", purchaseID = "purchase_id", productID = "product_id", token, lineage
     }
 }
 

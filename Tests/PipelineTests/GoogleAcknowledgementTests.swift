@@ -67,7 +67,8 @@ import Testing
                 try await pool.transaction { db in
                     try GoogleAcknowledgeHandler.record(GoogleAcknowledgementArgs(connectionID: connection.id,
                                                                                   purchaseID: purchaseID,
-                                                                                  productID: product, token: token), on: db)
+                                                                                  productID: product, token: token,
+                                                                                  lineage: nil), on: db)
                     return try db.query("SELECT needs_acknowledgement FROM store_purchases WHERE id = $1",
                                         [purchaseID])[0].decode(0)
                 }
@@ -112,8 +113,10 @@ import Testing
     /// Its outcome must go to the lineage's flusher: committed by another one, a batch of acknowledgements and
     /// a batch of mirrors could each hold a purchase row the other wanted, and PostgreSQL broke the deadlock
     /// by failing every job of one batch. After an upgrade the token to acknowledge is not the lineage's first
-    /// token, and the key must still be the lineage's.
-    @Test func anAcknowledgementCommitsUnderItsLineagesSerialKey() async throws {
+    /// token, and the key must still be the lineage's: the one the task carries, or, in a task queued by a release
+    /// before tasks carried it, the one its purchase holds.
+    @Test(arguments: [true, false])
+    func anAcknowledgementCommitsUnderItsLineagesSerialKey(carried: Bool) async throws {
         try await Pipeline.with(.googleProduction) { pipeline in
             let play = try #require(pipeline.play)
             let connection = try #require(pipeline.googleConnection)
@@ -130,7 +133,7 @@ import Testing
             #expect(try row[0].decode(1, as: String.self) == first)
 
             let task = GoogleAcknowledgementArgs(connectionID: connection.id, purchaseID: purchaseID,
-                                                 productID: "pro.yearly", token: upgraded)
+                                                 productID: "pro.yearly", token: upgraded, lineage: carried ? first : nil)
             let job = LeasedJob(id: 1, kind: GoogleAcknowledgementArgs.kind.name, payload: try JobPayload.encode(task), raw: nil,
                                 headers: nil, priority: GoogleAcknowledgement.priority, attempt: 1, maxAttempts: 25,
                                 createdAt: Date(), uniqueKey: nil)

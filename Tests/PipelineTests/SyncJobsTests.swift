@@ -30,7 +30,8 @@ import Worker
                                                        notificationUUID: "u", productType: "Consumable"))
         }),
         (GoogleAcknowledgementArgs.kind, {
-            try JobPayload.encode(GoogleAcknowledgementArgs(connectionID: 1, purchaseID: 2, productID: "p", token: "t"))
+            try JobPayload.encode(GoogleAcknowledgementArgs(connectionID: 1, purchaseID: 2, productID: "p", token: "t",
+                                                            lineage: "l"))
         }),
         (PeriodArgs<DailySyncJob>.kind, { try JobPayload.encode(PeriodArgs<DailySyncJob>(schedule: "daily-sync", period: "2026-11-29")) }),
         (PeriodArgs<ReconcileJob>.kind, { try JobPayload.encode(PeriodArgs<ReconcileJob>(schedule: "reconcile", period: "2026-11-29")) }),

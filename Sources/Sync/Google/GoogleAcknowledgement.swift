@@ -27,7 +27,7 @@ enum GoogleAcknowledgement {
             return
         }
         let task = GoogleAcknowledgementArgs(connectionID: connection.id, purchaseID: outcome.purchaseID,
-                                             productID: snapshot.productID, token: token)
+                                             productID: snapshot.productID, token: token, lineage: snapshot.lineage)
         let digest = Hex.encode(Digest.sha256(Data(token.utf8)).prefix(16))
         try JobQueue.enqueueLater(NewJob(task, priority: priority, uniqueKey: "google.ack:\(connection.id):\(digest)"), on: db)
     }
@@ -39,10 +39,10 @@ struct GoogleAcknowledgeHandler: JobHandler {
 
     func run(_ task: GoogleAcknowledgementArgs, job: LeasedJob, context: JobContext) async throws -> JobResult {
         // The write updates the purchase's row, as the lineage's mirrors do, so it commits under the lineage's
-        // serial key; read from the row, which every task names, whichever release queued it.
+        // serial key: the task's own, or read from the purchase it names when an older release queued it.
         let (connection, lineage) = try await context.pool.run { db in
             (try StoreConnections.get(id: task.connectionID, on: db),
-             try Purchases.lineage(purchaseID: task.purchaseID, on: db))
+             try task.lineage ?? Purchases.lineage(purchaseID: task.purchaseID, on: db))
         }
         guard let connection else { throw JobFailure.permanent("store connection \(task.connectionID) no longer exists") }
         let tools = try await clients.tools(for: connection, pool: context.pool)
