@@ -31,7 +31,12 @@ public struct JobQueue: Sendable {
     /// `enqueue` for a caller inside a transaction that needs no id back: the job goes out with the transaction's
     /// next statement (or its end) instead of costing a round trip of its own.
     public static func enqueueLater(_ job: NewJob, on connection: isolated PostgresConnection) throws {
-        try connection.queryLater(Statements.enqueue, enqueueParameters(job))
+        if job.raw == nil, job.headers == nil, job.maxAttempts == nil {
+            try connection.queryLater(Statements.enqueuePayload, [job.kind, job.payload, Int(job.priority), job.runAt,
+                                                                  job.uniqueKey])
+        } else {
+            try connection.queryLater(Statements.enqueue, enqueueParameters(job))
+        }
     }
 
     private static func enqueueParameters(_ job: NewJob) -> [any PostgresEncodable] {

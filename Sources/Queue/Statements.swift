@@ -4,6 +4,18 @@ enum Statements {
         SELECT storesync_enqueue($1, $2::jsonb, $3::bytea, $4::jsonb, $5::smallint, $6::timestamptz, $7::integer, $8)
         """
 
+    /// `storesync_enqueue`'s INSERT and wake-up for a job of payload alone (every follow-up job a handler queues),
+    /// without the PL/pgSQL call and its security-definer context around them: what the worker's and the API's
+    /// roles may insert into `jobs` themselves. Returns a row only for a job added and due now.
+    static let enqueuePayload = """
+        WITH job AS (
+            INSERT INTO jobs (kind, payload, priority, run_at, unique_key)
+            VALUES ($1, $2::jsonb, $3::smallint, coalesce($4::timestamptz, now()), $5)
+            ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL DO NOTHING
+            RETURNING 1)
+        SELECT pg_notify('storesync_jobs', $1) FROM job WHERE coalesce($4::timestamptz, now()) <= now()
+        """
+
     /// `JobQueue.fanOut`: numbered after the pending keys are filtered out, so a skipped job leaves no gap in
     /// the spread; a key taken by a concurrent enqueue meanwhile is skipped by the conflict clause.
     static let fanOut = """

@@ -52,6 +52,35 @@ import Testing
         }
     }
 
+    /// A follow-up job queued inside a handler's transaction goes out as a plain INSERT, with the function's rules:
+    /// a pending unique key makes it a no-op, and idle workers are woken only for a job due now, once it commits.
+    @Test func aJobQueuedLaterKeepsEnqueuesRules() async throws {
+        try await TestDatabase.with { database in
+            let listener = try await PostgresConnection.connect(url: database.url)
+            try await listener.listen("storesync_jobs")
+            try await database.pool.transaction { db in
+                try JobQueue.enqueueLater(NewJob(kind: "test.future", runAt: Date().addingTimeInterval(3600)), on: db)
+            }
+            try await database.pool.transaction { db in
+                try JobQueue.enqueueLater(NewJob(kind: "test.due", payload: #"{"a": 1}"#, priority: 10, uniqueKey: "k"), on: db)
+                try JobQueue.enqueueLater(NewJob(kind: "test.due", payload: #"{"a": 2}"#, uniqueKey: "k"), on: db)
+            }
+            var woken: [PostgresNotification] = []
+            let deadline = ContinuousClock.now + .seconds(10)
+            while woken.isEmpty, ContinuousClock.now < deadline {
+                woken = try await listener.waitForNotifications(timeoutMilliseconds: 200)
+            }
+            await listener.close()
+            // In commit order: the future job's transaction, had it woken anyone, would have come first.
+            #expect(woken.map { "\($0.channel) \($0.payload)" } == ["storesync_jobs test.due"])
+            let rows = try await database.pool.query("""
+                SELECT kind, payload::text, priority, run_at > now(), max_attempts FROM jobs ORDER BY id
+                """).map { "\(try $0.decode(0, as: String.self)) \(try $0.decode(1, as: String.self)) "
+                           + "\(try $0.decode(2, as: Int.self)) \(try $0.decode(3, as: Bool.self)) \(try $0.decode(4, as: Int.self))" }
+            #expect(rows == ["test.future {} 0 true 25", #"test.due {"a": 1} 10 false 25"#])
+        }
+    }
+
     @Test func enqueueRejectsInvalidInput() async throws {
         try await TestDatabase.with { database in
             let queue = JobQueue(pool: database.pool)
