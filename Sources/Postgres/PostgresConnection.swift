@@ -72,7 +72,9 @@ public actor PostgresConnection {
             Logger(component: "postgres").debug("server notice", ["notice": .string(String(cString: message))])
         }, nil)
         handle = conn
-        try executeScript("SET DateStyle = ISO; SET TimeZone = 'UTC'")
+        // `bytea` in escape format: a job's body (kilobytes of text, read by every lease) comes nearly as is, not as
+        // twice as many hex digits (`Data(postgresText:)` reads both).
+        try executeScript("SET DateStyle = ISO; SET TimeZone = 'UTC'; SET bytea_output = 'escape'")
     }
 
     /// The libpq settings `connect` adds unless the URL sets them; see `connect(url:applicationName:)`.

@@ -73,7 +73,7 @@ extension Bool: PostgresEncodable, PostgresDecodable {
     }
 }
 
-/// `bytea`: sent in binary, read in PostgreSQL's hex format (`\x0a1b…`).
+/// `bytea`: sent in binary, read in PostgreSQL's escape or hex format.
 extension Data: PostgresBinaryElement, PostgresDecodable {
     public static var postgresTypeOID: UInt32 { 17 }
 
@@ -95,28 +95,68 @@ extension Data: PostgresBinaryElement, PostgresDecodable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Reads either of PostgreSQL's `bytea` output formats: hex (`\x0a1b…`), the server's default, or escape, which
+    /// StoreSync's connections ask for (`PostgresConnection.connect`): a webhook body is text, so escape sends it
+    /// nearly as is, half the bytes of hex, and reading it is one copy.
     public init(postgresText: String) throws {
         var text = postgresText
         let decoded: Data? = text.withUTF8 { utf8 in
-            guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"), utf8.count % 2 == 0
-            else { return nil }
-            // The table is bound once: read through `Self` in the loop, every byte paid for a lazy-global check.
-            let nibbles = Self.nibbles
-            return nibbles.withUnsafeBufferPointer { nibbles in
-                var invalid: UInt8 = 0
-                var data = Data(count: (utf8.count - 2) / 2)
-                data.withUnsafeMutableBytes { bytes in
-                    for index in 0..<bytes.count {
-                        let high = nibbles[Int(utf8[2 + 2 * index])], low = nibbles[Int(utf8[3 + 2 * index])]
-                        invalid |= high | low
-                        bytes[index] = high << 4 | low
-                    }
-                }
-                return invalid < 16 ? data : nil
-            }
+            if utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x") { return Self.hex(utf8) }
+            return Self.escaped(utf8)
         }
-        guard let decoded else { throw PostgresError.undecodable(String(postgresText.prefix(16)), as: "Data (bytea hex)") }
+        guard let decoded else { throw PostgresError.undecodable(String(postgresText.prefix(16)), as: "Data (bytea)") }
         self = decoded
+    }
+
+    private static func hex(_ utf8: UnsafeBufferPointer<UInt8>) -> Data? {
+        guard utf8.count % 2 == 0 else { return nil }
+        // The table is bound once: read through `Self` in the loop, every byte paid for a lazy-global check.
+        let nibbles = Self.nibbles
+        return nibbles.withUnsafeBufferPointer { nibbles in
+            var invalid: UInt8 = 0
+            var data = Data(count: (utf8.count - 2) / 2)
+            data.withUnsafeMutableBytes { bytes in
+                for index in 0..<bytes.count {
+                    let high = nibbles[Int(utf8[2 + 2 * index])], low = nibbles[Int(utf8[3 + 2 * index])]
+                    invalid |= high | low
+                    bytes[index] = high << 4 | low
+                }
+            }
+            return invalid < 16 ? data : nil
+        }
+    }
+
+    /// The escape format: a backslash is `\\`, a byte that is not printable ASCII `\` and three octal digits, and
+    /// every other byte itself.
+    private static func escaped(_ utf8: UnsafeBufferPointer<UInt8>) -> Data? {
+        let backslash = UInt8(ascii: "\\")
+        guard let first = utf8.firstIndex(of: backslash) else { return Data(utf8) }
+        var bytes = [UInt8](utf8[..<first])
+        bytes.reserveCapacity(utf8.count)
+        var index = first
+        while index < utf8.count {
+            let byte = utf8[index]
+            guard byte == backslash else {
+                bytes.append(byte)
+                index += 1
+                continue
+            }
+            if index + 1 < utf8.count, utf8[index + 1] == backslash {
+                bytes.append(backslash)
+                index += 2
+                continue
+            }
+            guard index + 3 < utf8.count else { return nil }
+            var value = 0
+            for digit in utf8[(index + 1)...(index + 3)] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(digit) else { return nil }
+                value = value * 8 + Int(digit - UInt8(ascii: "0"))
+            }
+            guard value <= 255 else { return nil }
+            bytes.append(UInt8(value))
+            index += 4
+        }
+        return Data(bytes)
     }
 
     /// Each byte's value as a hex digit, or 0xff: the lease reads every job's body, kilobytes of hex.

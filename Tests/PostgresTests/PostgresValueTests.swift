@@ -219,8 +219,32 @@ struct PostgresValueTests {
         }
     }
 
-    @Test("hex bytea that is malformed fails to decode", arguments: [#"\x0"#, #"\xzz"#, "0a1b", #"\x0g"#, ""])
-    func malformedHex(_ text: String) {
+    /// StoreSync's connections read `bytea` in escape format; a connection set to hex (the server's default) must
+    /// read the same bytes.
+    @Test("Data decodes the server's bytea in either output format", arguments: ["escape", "hex"])
+    func dataInEitherFormat(_ format: String) async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let all = Data(UInt8.min...UInt8.max)
+            let row = try #require(try await db.pool.transaction { db in
+                try db.query("SET LOCAL bytea_output = '\(format)'")
+                return try db.query("SELECT $1::bytea, convert_to('{\"a\": \"\\\\u00e9 é\"}', 'UTF8')", [all]).first
+            })
+            #expect(try row.decode(0, as: Data.self) == all)
+            #expect(try row.decode(1, as: Data.self) == Data(#"{"a": "\\u00e9 é"}"#.utf8))
+        }
+    }
+
+    @Test("bytea text decodes in either format", arguments: [
+        ("", Data()), ("0a1b", Data("0a1b".utf8)), (#"\\"#, Data([0x5c])), (#"\000\377a"#, Data([0, 0xff, 0x61])),
+        (#"\x"#, Data()), (#"\x00fF"#, Data([0, 0xff])), (#"a\\x"#, Data(#"a\x"#.utf8)),
+    ])
+    func byteaText(_ text: String, _ expected: Data) throws {
+        #expect(try Data(postgresText: text) == expected)
+    }
+
+    @Test("escape-format bytea that is malformed fails to decode",
+          arguments: [#"\"#, #"a\9"#, #"\12"#, #"\400"#, #"\08x"#, #"\X00"#])
+    func malformedEscapedBytea(_ text: String) {
         #expect(throws: PostgresError.self) { try Data(postgresText: text) }
     }
 
@@ -244,7 +268,7 @@ struct PostgresValueTests {
     @Test("Undecodable text fails with .decoding", arguments: [
         ("SELECT 'abc'", "Int"), ("SELECT ''", "Int"), ("SELECT 2147483648::int8", "Int32"),
         ("SELECT 9223372036854775808::numeric", "Int64"), ("SELECT 'yes'", "Bool"), ("SELECT 'abc'", "Double"),
-        ("SELECT 'infinity'::timestamptz", "Date"), ("SELECT 'not bytea'", "Data"),
+        ("SELECT 'infinity'::timestamptz", "Date"), (#"SELECT 'not \9 bytea'"#, "Data"),
     ])
     func undecodable(_ sql: String, _ type: String) async throws {
         try await TestDatabase.with(poolSize: 1) { db in
@@ -338,12 +362,12 @@ struct PostgresValueTests {
         #expect(Date(timeIntervalSince1970: seconds).postgresText == text)
     }
 
-    @Test("Data hex decoding accepts upper case and rejects malformed input")
+    @Test("Data hex decoding accepts upper case and rejects malformed hex")
     func dataParsing() throws {
         #expect(try Data(postgresText: #"\x"#) == Data())
         #expect(try Data(postgresText: #"\xDEADbeef"#) == Data([0xde, 0xad, 0xbe, 0xef]))
         #expect(Data([0x00, 0x0f, 0xf0, 0xff]).postgresText == #"\x000ff0ff"#)
-        for text in ["", "x00", #"\"#, #"\x0"#, #"\x0g"#, #"\X00"#, "\\x00\u{e9}"] {
+        for text in [#"\x0"#, #"\x0g"#, #"\xzz"#, "\\x00\u{e9}"] {
             let error = #expect(throws: PostgresError.self, "\(text.debugDescription) decoded as bytea") {
                 try Data(postgresText: text)
             }
