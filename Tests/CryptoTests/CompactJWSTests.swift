@@ -115,6 +115,7 @@ struct CompactJWSTests {
         (#"{"alg":"ES256"}"#, false),
         (#"{"alg":"ES256","b64":true}"#, false),
         (#"{"alg":"ES256","critical":["x"],"b64x":false}"#, false),
+        (#"{"alg":"ES256","typ":"crit","kid":"b64"}"#, false),
         (#"{"alg":"ES256","crit":["exp"],"exp":1}"#, true),
         (#"{"alg":"ES256","crit":[]}"#, true),
         (#"{"alg":"ES256","crit":null}"#, true),
