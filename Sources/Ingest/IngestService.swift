@@ -201,8 +201,8 @@ extension IngestService {
     /// Stores a batch in one statement; every arrival shares the batch's fate.
     static func store(_ batch: [Arrival], pool: PostgresPool) async -> [Result<Int64?, PostgresError>] {
         do {
-            let rows = try await pool.withConnection { connection in
-                try await connection.query(statement, [
+            let rows = try await pool.run { connection in
+                try connection.query(statement, [
                     PostgresArray(batch.map(\.host)), PostgresArray(batch.map(\.kind)), PostgresArray(batch.map(\.body)),
                     PostgresArray(batch.map(\.headers)), PostgresArray(batch.map(\.receivedAt)),
                 ])

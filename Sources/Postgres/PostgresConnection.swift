@@ -300,6 +300,13 @@ public actor PostgresConnection {
         try body(self)
     }
 
+    /// Runs `body`, then reads whether the connection broke, in one visit to the connection's thread: a pool that
+    /// lent it takes it back without a second visit (two thread switches) just to ask.
+    func lent<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) -> (result: Result<T, any Error>, broken: Bool) {
+        let result = Result { try body(self) }
+        return (result, isBroken)
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// Nested calls become savepoints, so a part can fail without undoing the rest. The opening statement
     /// travels with the body's first statement, and statements deferred with `queryLater` with the closing

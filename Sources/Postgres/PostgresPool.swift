@@ -81,18 +81,23 @@ public actor PostgresPool {
     public nonisolated func transaction<T: Sendable>(
         _ body: @Sendable (isolated PostgresConnection) throws -> T
     ) async throws -> T {
-        try await withConnection { connection in try await connection.transaction(body) }
+        try await run { connection in try connection.transaction(body) }
     }
 
-    /// Runs `body`'s statements, each autocommitted, on a pooled connection; see `PostgresConnection.run`.
+    /// Runs `body`'s statements, each autocommitted, on a pooled connection; see `PostgresConnection.run`. Unlike
+    /// `withConnection`, the connection's thread is visited once: `body` and the check that the connection is still
+    /// whole run together.
     public nonisolated func run<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
-        try await withConnection { connection in try await connection.run(body) }
+        let connection = try await acquire()
+        let (result, broken) = await connection.lent(body)
+        await release(connection, broken: broken)
+        return try result.get()
     }
 
     /// Runs one statement on a pooled connection.
     @discardableResult
     public nonisolated func query(_ sql: String, _ parameters: [any PostgresEncodable] = []) async throws -> PostgresRows {
-        try await withConnection { connection in try await connection.query(sql, parameters) }
+        try await run { connection in try connection.query(sql, parameters) }
     }
 
     /// Runs one query on a pooled connection and reads its answer.
@@ -248,12 +253,17 @@ public actor PostgresPool {
     }
 
     private func release(_ connection: PostgresConnection) async {
+        await release(connection, broken: await connection.isBroken)
+    }
+
+    /// Takes back a connection whose `broken` state its borrower read.
+    private func release(_ connection: PostgresConnection, broken: Bool) async {
         if closed {
             await connection.close()
             opened -= 1
             return
         }
-        if await connection.isBroken {
+        if broken {
             opened -= 1
             if !waiters.isEmpty { Task { await self.replaceForWaiter() } }
             return

@@ -16,8 +16,8 @@ public struct JobQueue: Sendable {
     /// Adds a job; returns its id, or nil when `uniqueKey` names a job that is still pending.
     @discardableResult
     public func enqueue(_ job: NewJob) async throws -> Int64? {
-        try await pool.withConnection { connection in
-            try await connection.query(Statements.enqueue, Self.enqueueParameters(job))
+        try await pool.run { connection in
+            try connection.query(Statements.enqueue, Self.enqueueParameters(job))
         }.first.flatMap { try $0.decodeOptional(0, as: Int64.self) }
     }
 
@@ -109,8 +109,8 @@ public struct JobQueue: Sendable {
     @discardableResult
     public func release(owner: String, leases: [LeaseRef]) async throws -> Int {
         guard !leases.isEmpty else { return 0 }
-        return try await pool.withConnection { connection in
-            try await connection.query(Statements.release, [
+        return try await pool.run { connection in
+            try connection.query(Statements.release, [
                 owner, PostgresArray(leases.map(\.id)), PostgresArray(leases.map(\.attempt)),
             ])
         }.affectedRows

@@ -37,8 +37,8 @@ struct Completer: Sendable {
         var backoff = ReconnectBackoff(base: .milliseconds(50), cap: .seconds(2))
         for attempt in 1...4 {
             do {
-                return try await pool.withConnection { connection in
-                    try await JobQueue.finish(batch, owner: owner, policy: policy, on: connection)
+                return try await pool.run { connection in
+                    try JobQueue.finish(batch, owner: owner, policy: policy, on: connection)
                 }
             } catch let error as PostgresError where error.isTransient && attempt < 4 {
                 logger.warning("recording job outcomes failed; trying again", [
