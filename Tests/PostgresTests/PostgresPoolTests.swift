@@ -109,6 +109,20 @@ struct PostgresPoolTests {
         }
     }
 
+    /// `run` reads the connection's state in the body's own visit to its thread; a broken one must still be dropped.
+    @Test("a connection that broke during pool.run is replaced, not handed out again")
+    func brokenConnectionReplacedAfterRun() async throws {
+        try await TestDatabase.with(poolSize: 1) { db in
+            let firstPID: Int32 = try await db.pool.scalar("SELECT pg_backend_pid()")
+            let error = await #expect(throws: PostgresError.self) {
+                try await db.pool.run { connection in try connection.query("SELECT pg_terminate_backend(pg_backend_pid())") }
+            }
+            #expect(error?.code == .connectionLost)
+            let secondPID: Int32 = try await db.pool.scalar("SELECT pg_backend_pid()")
+            #expect(secondPID != firstPID)
+        }
+    }
+
     @Test("a waiter is served even when the connection it waited for comes back broken")
     func waiterServedAfterBrokenReturn() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
