@@ -5,6 +5,8 @@
 #   ADMIN_DATABASE_URL must allow CREATE DATABASE on a PostgreSQL running on this machine (its CPU is read
 #   from /proc); one throwaway database, storesync_bench_limits, is created and dropped. The benchmark itself is
 #   `storesync-dev` (STORESYNC_DEV_BIN, default the storesync-dev next to STORESYNC_BIN). The store defaults to apple.
+#   ROUNDS (default 3) is how many times steps 1 and 2 alternate; the ratio compares their medians (on a shared
+#   host one run of either can be slowed by a neighbour by half), and each round's figures are printed beside it.
 #
 # 1. `storesync-dev bench pipeline --store S` (defaults: 3,000 notifications, L = 100 ms), after a warm-up run of a
 #    quarter of that and ANALYZE. Its simulator runs in a process of its own, so the benchmark process's CPU is
@@ -30,6 +32,7 @@
 # notifications per second for this machine's cores (cores / floor CPU), and StoreSync's CPU over the floor's.
 set -euo pipefail
 BIN=${1:?storesync binary}; ADMIN=${2:?admin database URL}; N=${3:-3000}; L=${4:-100}; STORE=${5:-apple}
+ROUNDS=${ROUNDS:-3}
 DEV_BIN=${STORESYNC_DEV_BIN:-$(dirname "$BIN")/storesync-dev}
 [[ -x $DEV_BIN ]] || { echo "pipeline-limits.sh: $DEV_BIN is not an executable (set STORESYNC_DEV_BIN)" >&2; exit 1; }
 BATCH=10
@@ -73,7 +76,6 @@ DATABASE_URL="$URL" "$BIN" migrate >/dev/null 2>&1
 DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store "$STORE" --notifications $(( N / 4 + 1 )) --store-latency-ms 0 >/dev/null 2>&1
 psql -X "$URL" -qc "ANALYZE store_purchases, purchase_tokens, customer_subscriptions, invoices, payments, refunds,
                             purchase_events, notification_receipts, customers, account_tokens, product_mappings"
-ours=$(DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store "$STORE" --notifications "$N" --store-latency-ms "$L" 2>/dev/null | tail -1)
 
 # Apple: a body shaped like an App Store notification, random base64 with one 3.5 KB certificate chain three
 # times. Google: random base64 the size of a push with its token.
@@ -113,12 +115,23 @@ read -r lo hi < <(psql -X -At -F' ' "$URL" -c \
   echo "COMMIT;"
 } > "$WORK/work.sql"
 
-before=$(pg_ticks)
-floor=$(pgbench -n -M prepared -c 16 -j 2 -T 15 -D lo="$lo" -D hi="$hi" \
-  -f "$WORK/ingest.sql@1" -f "$WORK/work.sql@1" "$URL" 2>/dev/null)
-floor_pg_ticks=$(( $(pg_ticks) - before ))
-floor_notifications=$(echo "$floor" | awk '/number of transactions actually processed/ {print $NF}' | cut -d/ -f1)
-floor_tps=$(echo "$floor" | awk '/^tps = / {print $3; exit}')
+# ROUNDS times, alternated: StoreSync's run, then the floor's. On a shared host either can be slowed by a
+# neighbour; the medians of the rounds are what the ratio compares.
+ours_all=""; floors=""
+for _ in $(seq "$ROUNDS"); do
+  ours=$(DATABASE_URL="$URL" "$DEV_BIN" bench pipeline --store "$STORE" --notifications "$N" --store-latency-ms "$L" \
+         2>/dev/null | tail -1)
+  ours_all+="$ours"$'\n'
+  before=$(pg_ticks)
+  floor=$(pgbench -n -M prepared -c 16 -j 2 -T 15 -D lo="$lo" -D hi="$hi" \
+    -f "$WORK/ingest.sql@1" -f "$WORK/work.sql@1" "$URL" 2>/dev/null)
+  floor_pg_ticks=$(( $(pg_ticks) - before ))
+  floor_notifications=$(echo "$floor" | awk '/number of transactions actually processed/ {print $NF}' | cut -d/ -f1)
+  floor_tps=$(echo "$floor" | awk '/^tps = / {print $3; exit}')
+  floors+="$floor_notifications $floor_tps $floor_pg_ticks"$'\n'
+  # The floor's bodies left queued would be the next run's jobs.
+  psql -X "$URL" -qc "DELETE FROM jobs WHERE kind = '$STORE.notification'"
+done
 
 # The HTTP floor: the server serves until its stdin (fd 3 here) closes.
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -166,22 +179,31 @@ wait "$http_pid"
 # The last two columns of `openssl speed`'s result line: signatures and verifications per second.
 speed=$(openssl speed -seconds 3 "$VERIFY" 2>/dev/null | awk '/(256 bits ecdsa|rsa 2048 bits)/ {print $(NF-1), $NF}' | tail -1)
 
-python3 - "$STORE" "$ours" "$floor_notifications" "$floor_tps" "$floor_pg_ticks" "$speed" \
+python3 - "$STORE" "$ours_all" "$floors" "$speed" \
   "$VERIFIES" "$BATCH" "$(nproc)" "$webhook_requests" "$webhook_server_ticks" "$api_requests" "$api_client_cpu" \
   "$API_PER_NOTIFICATION" <<'PY'
 import json, sys
-(store, ours, floor_txns, floor_tps, floor_ticks, speed, verifies, batch, cores,
+(store, ours_all, floors, speed, verifies, batch, cores,
  webhook_requests, webhook_server_ticks, api_requests, api_client_cpu, api_per_notification) = sys.argv[1:]
-ours = json.loads(ours)
-n = ours["notifications"]
+runs = [json.loads(line) for line in ours_all.splitlines() if line.strip()]
 _, verify_per_s = (float(x) for x in speed.split())
 verifies, batch, cores = int(verifies), int(batch), int(cores)
-# Half the pgbench transactions ingest BATCH notifications, half mirror BATCH.
-floor_n = int(floor_txns) * batch / 2
+def cpu(run):
+    return run["storesync_cpu_s"] * 1000 / run["notifications"] + run["postgres_cpu_ms_per_notification"]
+def median(values):
+    return sorted(values)[len(values) // 2]
+# The round whose StoreSync CPU is the median speaks for StoreSync; the floor's PostgreSQL CPU is the median of
+# its rounds. Half the pgbench transactions ingest BATCH notifications, half mirror BATCH.
+ours = sorted(runs, key=cpu)[len(runs) // 2]
+n = ours["notifications"]
 ours_process = ours["storesync_cpu_s"] * 1000 / n
 ours_pg = ours["postgres_cpu_ms_per_notification"]
 ours_cpu = ours_process + ours_pg
-floor_pg = int(floor_ticks) / 100 * 1000 / floor_n
+floor_rounds = [(int(txns) * batch / 2, float(tps), int(ticks))
+                for txns, tps, ticks in (line.split() for line in floors.splitlines() if line.strip())]
+floor_pgs = [ticks / 100 * 1000 / floor_n for floor_n, _, ticks in floor_rounds]
+floor_pg = median(floor_pgs)
+floor_tps = median([tps for _, tps, _ in floor_rounds])
 crypto = verifies * 1000 / verify_per_s
 webhook = int(webhook_server_ticks) / 100 * 1000 / int(webhook_requests)
 api = float(api_client_cpu) * 1000 / int(api_requests) * float(api_per_notification)
@@ -199,7 +221,7 @@ print(json.dumps({
     },
     "simulator_cpu_ms_per_notification": ours["stores_cpu_ms_per_notification"],
     "floor": {
-        "postgres_only_notifications_per_sec": round(float(floor_tps) * batch / 2, 1),
+        "postgres_only_notifications_per_sec": round(floor_tps * batch / 2, 1),
         "postgres_cpu_ms_per_notification": round(floor_pg, 3),
         "verifications": verifies,
         "crypto_cpu_ms_per_notification": round(crypto, 3),
@@ -209,5 +231,8 @@ print(json.dumps({
         "notifications_per_sec_bound": round(cores * 1000 / floor_cpu, 1),
     },
     "storesync_cpu_over_floor": round(ours_cpu / floor_cpu, 2),
+    "rounds": len(runs),
+    "rounds_storesync_cpu_ms_per_notification": [round(cpu(run), 3) for run in runs],
+    "rounds_floor_postgres_cpu_ms_per_notification": [round(value, 3) for value in floor_pgs],
 }))
 PY
