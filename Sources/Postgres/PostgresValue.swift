@@ -131,8 +131,9 @@ extension Data: PostgresBinaryElement, PostgresDecodable {
     private static func escaped(_ utf8: UnsafeBufferPointer<UInt8>) -> Data? {
         let backslash = UInt8(ascii: "\\")
         guard let first = utf8.firstIndex(of: backslash) else { return Data(utf8) }
-        var bytes = [UInt8](utf8[..<first])
+        var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
+        bytes += utf8[..<first]
         var index = first
         while index < utf8.count {
             let byte = utf8[index]

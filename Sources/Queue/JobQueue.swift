@@ -130,8 +130,7 @@ public struct JobQueue: Sendable {
     {
         if batch.allSatisfy({ $0.writes == nil }), batch.allSatisfy({ if case .completed = $0.result { true } else { false } }) {
             // The common no-writes case: one autocommitted statement, no transaction round trips.
-            return try finishGroups(batch, owner: owner, policy: policy, isolation: .savepoints(failed: [:]),
-                                    on: connection)
+            return try finishGroups(batch, owner: owner, policy: policy, isolation: .none, on: connection)
         }
         do {
             return try connection.transaction { connection in
