@@ -107,6 +107,21 @@ import Testing
         await harness.close()
     }
 
+    /// Google's order ids are unique across apps: two simulators writing to one database (benchmark runs) must not
+    /// name the same charge, or the second's would be booked already.
+    @Test func twoSimulatorsNameDifferentOrders() async throws {
+        var orders: [String] = []
+        for _ in 0..<2 {
+            let harness = try GoogleHarness()
+            let token = try await harness.purchase()
+            let renewed = try await harness.simulator.renew(token, silent: true)
+            orders.append(try #require(renewed.orderId))
+            await harness.close()
+        }
+        #expect(orders[0] != orders[1])
+        #expect(orders.allSatisfy { $0.wholeMatch(of: /GPA\.\d{4}-\d{4}-\d{4}-\d{5}\.\.0/) != nil }, "\(orders)")
+    }
+
     @Test func aRefundPushesAVoidedPurchaseNotificationForTheOrder() async throws {
         let harness = try GoogleHarness()
         let token = try await harness.purchase()

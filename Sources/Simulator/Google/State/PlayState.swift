@@ -14,8 +14,10 @@ struct PlayState: Sendable {
     private(set) var orders: [String: SimulatedPlayOrder] = [:]
     private(set) var voided: [VoidedPurchaseRecord] = []
     var acknowledgements: [PlayAcknowledgement] = []
-    /// The digits of the next base order id (`GPA.3352-0306-9721-14048` style); renewals append `..N`.
-    private var nextOrderNumber: Int64 = 33_520_306_972_114_048
+    /// The digits of the next base order id (`GPA.3352-0306-9721-14048` style); renewals append `..N`. Google's
+    /// order ids are unique across all apps, so each simulator starts at a random point: two simulators writing to
+    /// one database (benchmark runs, say) must not name the same charges.
+    private var nextOrderNumber = Int64.random(in: 10_000_000_000_000_000..<90_000_000_000_000_000)
 
     init(apps: [String: SimulatedPlayApp], start: Date) {
         self.apps = apps
