@@ -43,6 +43,10 @@ final class CurlMultiThread: @unchecked Sendable {
         self.events = events
         admission = HostAdmission(limit: maxHostConnections)
         _ = storesync_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections)
+        // Keep every connection a host may have open once its transfer ends. libcurl's default cache size follows
+        // the easy handles added, which fall as a burst's transfers finish: it closed connections the next burst
+        // reopened (`bench pipeline --store google` opened one for every three notifications).
+        _ = storesync_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(maxHostConnections, 64))
         // The thread keeps `self` alive until the multi handle is freed, so libcurl may hold it unretained.
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = storesync_curl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, context)
