@@ -59,13 +59,26 @@ public enum Mirror {
             throw MirrorError(.environmentMismatch, "a \(snapshot.environment.rawValue) purchase cannot be mirrored on "
                 + "\(connection.environment.rawValue) connection \(connection.id)")
         }
-        let known = try KnownState(snapshot: snapshot, row: LineageLock.acquire(
-            lockKey(connectionID: connection.id, lineage: snapshot.lineage),
-            thenRead: KnownState.statement(snapshot: snapshot, connectionID: connection.id, accountID: connection.accountID),
-            on: db)[0])
+        let (key, read) = lockedRead(snapshot, connection: connection)
+        let known = try KnownState(snapshot: snapshot, row: LineageLock.acquire(key, thenRead: read, on: db)[0])
         let plan = try MirrorPlan(snapshot, known: known, connectionID: connection.id,
                                   requireIssuedTokens: connection.requireIssuedTokens, claimant: claimant)
         return try execute(plan, of: snapshot, connectionID: connection.id, accountID: connection.accountID, on: db)
+    }
+
+    /// What `apply` of `snapshot` for `connection` begins with — its lineage's lock and the read under it — to send
+    /// ahead with the rest of a group commit's (`Finish.readAhead`); keyed by `lockKey`, the apply's serial key.
+    public static func readAhead(_ snapshot: StoreSnapshot, connection: StoreConnection) -> PostgresReadAhead {
+        let (key, read) = lockedRead(snapshot, connection: connection)
+        return LineageLock.readAhead(key, thenRead: read)
+    }
+
+    /// The lineage lock `apply` takes, and what it reads under it.
+    private static func lockedRead(_ snapshot: StoreSnapshot, connection: StoreConnection)
+        -> (key: String, read: PostgresStatement)
+    {
+        (lockKey(connectionID: connection.id, lineage: snapshot.lineage),
+         KnownState.statement(snapshot: snapshot, connectionID: connection.id, accountID: connection.accountID))
     }
 
     static func requireSameStore(_ snapshot: StoreSnapshot, _ connection: StoreConnection) throws {

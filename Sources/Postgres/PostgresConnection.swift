@@ -20,6 +20,8 @@ public actor PostgresConnection {
     private var statements = StatementCache()
     /// Transaction scopes, deferred statements and statements to deallocate.
     private var bookkeeping = TransactionStateMachine()
+    /// See `PostgresReadAhead`.
+    var readAheads = ReadAheadAnswers()
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -318,18 +320,23 @@ public actor PostgresConnection {
             let value = try body(self)
             let ended = try query(bookkeeping.closing(scope))
             bookkeeping.closed(scope)
+            if !isInTransaction { readAheads.forget() }
             // A transaction aborted by an error the body swallowed answers COMMIT with ROLLBACK, not an error.
             guard ended.commandTag != "ROLLBACK" else {
                 throw PostgresError(.other, message: "transaction rolled back: a statement in it failed")
             }
             return value
         } catch {
+            readAheads.forget()
             if case .send(let rollback) = bookkeeping.failed(scope), !isBroken {
                 _ = try? query(rollback.map { PostgresStatement($0) })
             }
             throw error
         }
     }
+
+    /// Whether a `transaction` is open on this connection.
+    var isInTransaction: Bool { bookkeeping.depth > 0 }
 
     /// Subscribes this connection to a channel; use a dedicated connection for listening.
     public func listen(_ channel: String) throws {

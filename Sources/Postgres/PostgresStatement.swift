@@ -40,14 +40,28 @@ extension PostgresConnection {
     public func query<First, Second, each Rest>(
         _ first: PostgresQuery<First>, _ second: PostgresQuery<Second>, _ rest: repeat PostgresQuery<each Rest>
     ) throws -> (First, Second, repeat each Rest) {
-        var statements = [first.statement, second.statement]
-        for query in repeat each rest { statements.append(query.statement) }
-        let results = try query(statements)
-        var index = 2
-        func answer<V>(_ query: PostgresQuery<V>) throws -> V {
-            defer { index += 1 }
-            return try query.decode(results[index])
-        }
-        return (try first.decode(results[0]), try second.decode(results[1]), repeat try answer(each rest))
+        try answers(query(statements(first, second, repeat each rest)), first, second, repeat each rest)
     }
+}
+
+/// The statements of two or more queries, in order.
+func statements<First, Second, each Rest>(
+    _ first: PostgresQuery<First>, _ second: PostgresQuery<Second>, _ rest: repeat PostgresQuery<each Rest>
+) -> [PostgresStatement] {
+    var statements = [first.statement, second.statement]
+    for query in repeat each rest { statements.append(query.statement) }
+    return statements
+}
+
+/// The answers of two or more queries, each read its own way from its statement's rows in `results`.
+func answers<First, Second, each Rest>(
+    _ results: [PostgresRows], _ first: PostgresQuery<First>, _ second: PostgresQuery<Second>,
+    _ rest: repeat PostgresQuery<each Rest>
+) throws -> (First, Second, repeat each Rest) {
+    var index = 2
+    func answer<V>(_ query: PostgresQuery<V>) throws -> V {
+        defer { index += 1 }
+        return try query.decode(results[index])
+    }
+    return (try first.decode(results[0]), try second.decode(results[1]), repeat try answer(each rest))
 }

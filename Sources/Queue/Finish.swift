@@ -33,13 +33,19 @@ public struct Finish: Sendable {
     /// flusher, one group commit after another, so two concurrent group commits never wait on each other for
     /// it; nil when the writes take no such lock (a dedup receipt alone, say).
     public let serialKey: String?
+    /// What the writes begin with — their serial key's lock and the read under it — keyed by `serialKey`: sent
+    /// ahead with the rest of the batch's in one round trip (`JobQueue.finish`), for the writes to take
+    /// (`PostgresConnection.takeAnswers`).
+    public let readAhead: PostgresReadAhead?
 
-    public init(job: LeasedJob, result: Result, writes: JobWrites? = nil, serialKey: String? = nil) {
+    public init(job: LeasedJob, result: Result, writes: JobWrites? = nil, serialKey: String? = nil,
+                readAhead: PostgresReadAhead? = nil) {
         self.lease = job.lease
         self.maxAttempts = job.maxAttempts
         self.result = result
         self.writes = writes
         self.serialKey = serialKey
+        self.readAhead = readAhead
     }
 }
 

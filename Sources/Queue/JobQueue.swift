@@ -176,14 +176,14 @@ public struct JobQueue: Sendable {
         var reports = [FinishReport?](repeating: nil, count: batch.count)
         var results = batch.map(\.result)
 
-        let writing = batch.filter { if $0.writes != nil, case .completed = $0.result { true } else { false } }
-        let held: Set<LeaseRef> = writing.isEmpty ? [] : try leases(connection.query(Statements.lockLeases, [
-            owner, PostgresArray(writing.map(\.lease.id)), PostgresArray(writing.map(\.lease.attempt)),
-        ]))
+        let order = writingOrder(batch)
+        let writing = order.map { batch[$0] }.filter { if $0.writes != nil, case .completed = $0.result { true } else { false } }
+        let held: Set<LeaseRef> = writing.isEmpty ? [] : try lockLeases(writing, owner: owner, isolation: isolation,
+                                                                        on: connection)
         // A key whose writes just failed in a way worth retrying (its lineage busy in another process, say)
         // would fail the same way for the rest of the batch, each after its own wait: those are retried at once.
         var failedKeys: [String: any Error] = [:]
-        for index in writingOrder(batch) {
+        for index in order {
             let finish = batch[index]
             guard let writes = finish.writes, case .completed = finish.result else { continue }
             do {
@@ -268,6 +268,33 @@ public struct JobQueue: Sendable {
             }
         }
         return reports.map { $0 ?? .leaseLost }
+    }
+
+    /// Locks the leases of the jobs that write, `writing` in writing order, and returns those still held. Without
+    /// savepoints, the writes' read-aheads go in the same round trip (`Finish.readAhead`), but only for the first
+    /// writes of each serial key: no earlier writes in the batch can change their answers (other keys' writes touch
+    /// other lineages), while a later job of the key must read what the first wrote. A batch written again with
+    /// savepoints, the rare path after a failure, sends none: a connection drops what it kept whenever a scope
+    /// fails.
+    private static func lockLeases(_ writing: [Finish], owner: String, isolation: Isolation,
+                                   on connection: isolated PostgresConnection) throws -> Set<LeaseRef> {
+        let lock = PostgresStatement(Statements.lockLeases, [
+            owner, PostgresArray(writing.map(\.lease.id)), PostgresArray(writing.map(\.lease.attempt)),
+        ])
+        var readAheads: [PostgresReadAhead] = []
+        if case .none = isolation {
+            var seen = Set<String?>()
+            for finish in writing where seen.insert(finish.serialKey).inserted {
+                if let readAhead = finish.readAhead, readAhead.key == finish.serialKey { readAheads.append(readAhead) }
+            }
+        }
+        let answers = try connection.query([lock] + readAheads.flatMap(\.statements))
+        var next = 1
+        for readAhead in readAheads {
+            connection.keep(readAhead, answers: Array(answers[next..<next + readAhead.statements.count]))
+            next += readAhead.statements.count
+        }
+        return try leases(answers[0])
     }
 
     /// The (id, attempt) pairs a statement touched: a batch may hold two attempts of one job, and only the

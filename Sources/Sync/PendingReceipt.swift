@@ -21,12 +21,14 @@ struct PendingReceipt: Sendable {
     /// job completes as `duplicate`, exactly like a delivery that found the receipt before it began (the receipt
     /// goes out with the effects' first statement and fails it: `NotificationReceipts.record`). Effects that fail before
     /// sending any statement drop the receipt with their savepoint: such a duplicate is retried once, and found by the
-    /// handler's own lookup then. `serialKey` names what `effects` lock (see `JobResult.serialKey`).
-    func complete(_ outcome: String, serialKey: String? = nil, then effects: Effects? = nil) -> JobResult {
+    /// handler's own lookup then. `serialKey` names what `effects` lock (see `JobResult.serialKey`), and
+    /// `readAhead` what they begin with (see `JobResult.readAhead`).
+    func complete(_ outcome: String, serialKey: String? = nil, readAhead: PostgresReadAhead? = nil,
+                  then effects: Effects? = nil) -> JobResult {
         .done(outcome, writes: { db in
             try NotificationReceipts.record(store: store, scope: scope, messageID: messageID, receivedAt: receivedAt,
                                             jobID: jobID, outcome: outcome, on: db)
             try effects?(db)
-        }, serialKey: serialKey)
+        }, serialKey: serialKey, readAhead: readAhead)
     }
 }

@@ -8,8 +8,19 @@ public struct JobContext: Sendable {
     public let logger: Logger
     /// For reads before the job's writes (the writes themselves go in `JobResult.writes`).
     public let pool: PostgresPool
+    /// The same pool's reads, sent together with other jobs' (see `PostgresReadBatcher`): for the read every job of
+    /// a kind starts with.
+    public let reads: PostgresReadBatcher
     /// The worker process holding the job's lease.
     public let workerID: String
+
+    /// - Parameter reads: shared by the jobs running together; by default one of this context's own.
+    public init(logger: Logger, pool: PostgresPool, reads: PostgresReadBatcher? = nil, workerID: String) {
+        self.logger = logger
+        self.pool = pool
+        self.reads = reads ?? PostgresReadBatcher(pool: pool)
+        self.workerID = workerID
+    }
 }
 
 /// How a handler's run ended successfully.
@@ -21,11 +32,13 @@ public struct JobResult: Sendable {
     public let writes: JobWrites?
     /// What the writes lock, when other jobs' writes may lock it too (see `Finish.serialKey`).
     public let serialKey: String?
+    /// What the writes begin with, to send ahead (see `Finish.readAhead`).
+    public let readAhead: PostgresReadAhead?
 
-    public static func done(_ outcome: String = "completed", writes: JobWrites? = nil, serialKey: String? = nil)
-        -> JobResult
+    public static func done(_ outcome: String = "completed", writes: JobWrites? = nil, serialKey: String? = nil,
+                            readAhead: PostgresReadAhead? = nil) -> JobResult
     {
-        JobResult(outcome: outcome, writes: writes, serialKey: serialKey)
+        JobResult(outcome: outcome, writes: writes, serialKey: serialKey, readAhead: readAhead)
     }
 }
 

@@ -16,6 +16,8 @@ public final class Worker: Sendable {
     public let configuration: WorkerConfiguration
     private let handlers: JobHandlers
     private let pool: PostgresPool
+    /// The jobs' first reads, batched across the jobs running at once.
+    private let reads: PostgresReadBatcher
     private let queue: JobQueue
     private let listenURL: String
     private let wake = WakeSignal()
@@ -37,6 +39,7 @@ public final class Worker: Sendable {
         self.observer = observer
         self.handlers = handlers
         self.pool = pool
+        reads = PostgresReadBatcher(pool: pool)
         self.queue = JobQueue(pool: pool)
         self.listenURL = listenURL
         self.logger = Logger(component: "worker").with(["worker": .string(configuration.workerID)])
@@ -164,9 +167,10 @@ public final class Worker: Sendable {
                     "gave up after \(job.maxAttempts) attempts; the last lease expired before a worker finished"))
             } else {
                 do {
-                    let result = try await handler.run(job, context: JobContext(logger: jobLogger, pool: pool, workerID: configuration.workerID))
+                    let result = try await handler.run(job, context: JobContext(logger: jobLogger, pool: pool, reads: reads,
+                                                                                 workerID: configuration.workerID))
                     finish = Finish(job: job, result: .completed(outcome: result.outcome), writes: result.writes,
-                                    serialKey: result.serialKey)
+                                    serialKey: result.serialKey, readAhead: result.readAhead)
                 } catch {
                     if Task.isCancelled { return }  // shutdown: the lease is released, not failed
                     finish = Finish(job: job, result: .after(error, attempt: job.attempt, maxAttempts: job.maxAttempts,

@@ -34,7 +34,7 @@ import Testing
             let connectionID = pipeline.connection.id
 
             let claimed = try await AppleNotificationReads.read(
-                accountID: pipeline.accountID, claims: Self.claims(uuid: seen, lineage: lineage), pool: pool)
+                accountID: pipeline.accountID, claims: Self.claims(uuid: seen, lineage: lineage), reads: PostgresReadBatcher(pool: pool))
             #expect(claimed.connections.map(\.id) == [connectionID])
             #expect(try await claimed.alreadyProcessed(seen, pool: pool))
             #expect(try await claimed.alreadyProcessed(UUID().uuidString, pool: pool) == false)
@@ -42,7 +42,7 @@ import Testing
             #expect(try await claimed.revision(connectionID: connectionID, lineage: "no-such-lineage", pool: pool) == nil)
 
             let other = try await AppleNotificationReads.read(
-                accountID: pipeline.accountID, claims: Self.claims(uuid: UUID().uuidString, lineage: "other"), pool: pool)
+                accountID: pipeline.accountID, claims: Self.claims(uuid: UUID().uuidString, lineage: "other"), reads: PostgresReadBatcher(pool: pool))
             #expect(try await other.alreadyProcessed(seen, pool: pool), "read from the database, not from the claim")
             #expect(try await other.revision(connectionID: connectionID, lineage: lineage, pool: pool) == revision)
         }

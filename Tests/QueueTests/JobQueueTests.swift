@@ -446,6 +446,50 @@ import Testing
         }
     }
 
+    /// Read-aheads go with the leases' lock; the first writes of each serial key take their answers, while later
+    /// writes of a key (whose state earlier writes may have changed) get none, nor does a batch written again with
+    /// savepoints.
+    @Test func theFirstWritesOfEachKeyTakeTheirReadAheadsAnswers() async throws {
+        try await TestDatabase.with { database in
+            let queue = JobQueue(pool: database.pool)
+            for _ in 0..<4 { try await queue.enqueue(NewJob(kind: "k")) }
+            let jobs = try await lease(database, owner: "a", limit: 4)
+            let taken = Mutex<[String]>([])
+            @Sendable func readAhead(_ key: String) -> PostgresReadAhead {
+                PostgresReadAhead(key: key, statements: [PostgresStatement("SELECT $1::text", [key])])
+            }
+            func writes(_ key: String) -> JobWrites {
+                { connection in
+                    let answer: String? = try connection.takeAnswers(to: readAhead(key).statements, key: key)?[0][0].decode(0)
+                    taken.withLock { $0.append("\(key):\(answer ?? "none")") }
+                }
+            }
+            let failing: JobWrites = { connection in
+                try connection.query("SELECT 1")
+                throw JobFailure.permanent("product X is not mapped")
+            }
+            let reports = try await finish(database, [
+                Finish(job: jobs[0], result: .completed(outcome: "ok"), writes: writes("b"), serialKey: "b", readAhead: readAhead("b")),
+                Finish(job: jobs[1], result: .completed(outcome: "ok"), writes: writes("a"), serialKey: "a", readAhead: readAhead("a")),
+                Finish(job: jobs[2], result: .completed(outcome: "ok"), writes: writes("a"), serialKey: "a", readAhead: readAhead("a")),
+                Finish(job: jobs[3], result: .completed(outcome: "ok"), writes: writes("c"), serialKey: "c"),
+            ], owner: "a")
+            #expect(reports.allSatisfy { $0 == .completed(outcome: "ok") })
+            #expect(taken.withLock { $0 } == ["a:a", "a:none", "b:b", "c:none"])
+
+            for _ in 0..<2 { try await queue.enqueue(NewJob(kind: "k")) }
+            let more = try await lease(database, owner: "a", limit: 2)
+            taken.withLock { $0.removeAll() }
+            let rerun = try await finish(database, [
+                Finish(job: more[0], result: .completed(outcome: "ok"), writes: writes("a"), serialKey: "a", readAhead: readAhead("a")),
+                Finish(job: more[1], result: .completed(outcome: "ok"), writes: failing, serialKey: "b"),
+            ], owner: "a")
+            #expect(rerun[0] == .completed(outcome: "ok"))
+            // Written once without savepoints, then again with them after the other job's writes failed.
+            #expect(taken.withLock { $0 } == ["a:a", "a:none"])
+        }
+    }
+
     struct FannedOut: JobArgs {
         static let kind: JobKind = "test.fan-out"
         let index: Int

@@ -27,7 +27,7 @@ struct AppleNotificationHandler: JobHandler {
             metrics?.verificationFailed(store: "apple", code: error.code.description)
             throw StoreFailures.verification(error)
         }
-        let reads = try await AppleNotificationReads.read(accountID: envelope.accountID, claims: routing, pool: context.pool)
+        let reads = try await AppleNotificationReads.read(accountID: envelope.accountID, claims: routing, reads: context.reads)
         let connections = reads.connections
         guard !connections.isEmpty else {
             throw JobFailure.permanent("no store connection for bundle \(routing.bundleID) in account \(envelope.accountID)")
@@ -86,7 +86,8 @@ struct AppleNotificationHandler: JobHandler {
             .snapshot(connection: connection, lineage: lineage, transactionID: transactionID, revision: revision,
                       source: source, previousError: job.lastError, vouched: true)
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: fetched.snapshot.lineage)
-        return receipt.complete("mirrored", serialKey: serialKey) { db in
+        let readAhead = Mirror.readAhead(fetched.snapshot, connection: connection)
+        return receipt.complete("mirrored", serialKey: serialKey, readAhead: readAhead) { db in
             try StoreFailures.mirroring {
                 let outcome = try Mirror.apply(fetched.snapshot, connection: connection, on: db)
                 context.logger.info("mirrored", ["uuid": .string(uuid), "type": .string(event), "lineage": .string(lineage),

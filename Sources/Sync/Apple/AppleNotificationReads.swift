@@ -15,14 +15,13 @@ struct AppleNotificationReads: Sendable {
     /// Connection id → the claimed lineage's stored revision, for the connections that have the lineage.
     private let revisions: [Int64: String?]
 
-    static func read(accountID: Int64, claims: NotificationRouting, pool: PostgresPool) async throws -> Self {
-        let (connections, receipt, revisions) = try await pool.run { db in
-            try db.query(
-                StoreConnections.finding(accountID: accountID, store: .apple, appIdentifier: claims.bundleID),
-                NotificationReceipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: claims.notificationUUID ?? ""),
-                Purchases.storedCursors(accountID: accountID, store: .apple, appIdentifier: claims.bundleID,
-                                        lineage: claims.lineage ?? ""))
-        }
+    /// - Parameter reads: sends the three reads with other jobs' (see `JobContext.reads`).
+    static func read(accountID: Int64, claims: NotificationRouting, reads: PostgresReadBatcher) async throws -> Self {
+        let (connections, receipt, revisions) = try await reads.query(
+            StoreConnections.finding(accountID: accountID, store: .apple, appIdentifier: claims.bundleID),
+            NotificationReceipts.looking(store: "apple", scope: ReceiptScope.apple, messageID: claims.notificationUUID ?? ""),
+            Purchases.storedCursors(accountID: accountID, store: .apple, appIdentifier: claims.bundleID,
+                                    lineage: claims.lineage ?? ""))
         return Self(connections: connections, claims: claims, seen: receipt != nil, revisions: revisions)
     }
 

@@ -31,16 +31,13 @@ struct GoogleNotificationHandler: JobHandler {
         let scope = ReceiptScope.google(accountID: envelope.accountID, subscription: push.subscription,
                                         packageName: notification.packageName)
         let work = Work(notification)
-        // The connections, the receipt and what the mirror knows of the token are read in one round trip; the receipt
-        // counts only once the push is authenticated.
-        let (connections, seen, known) = try await context.pool.run { db in
-            try db.query(StoreConnections.finding(accountID: envelope.accountID, store: .google,
-                                                  appIdentifier: notification.packageName),
-                         NotificationReceipts.looking(store: "google", scope: scope, messageID: messageID),
-                         PurchaseTokens.known(token: work.token, accountID: envelope.accountID, store: .google,
-                                              appIdentifier: notification.packageName,
-                                              recentCharges: GoogleRefetch.maxEarlierOrders + 1))
-        }
+        // The connections, the receipt and what the mirror knows of the token are read in one round trip, with other
+        // jobs' reads; the receipt counts only once the push is authenticated.
+        let (connections, seen, known) = try await context.reads.query(
+            StoreConnections.finding(accountID: envelope.accountID, store: .google, appIdentifier: notification.packageName),
+            NotificationReceipts.looking(store: "google", scope: scope, messageID: messageID),
+            PurchaseTokens.known(token: work.token, accountID: envelope.accountID, store: .google,
+                                 appIdentifier: notification.packageName, recentCharges: GoogleRefetch.maxEarlierOrders + 1))
         guard let primary = connections.first(where: { $0.environment == .production }) ?? connections.first else {
             throw JobFailure.permanent("no store connection for package \(notification.packageName) in account "
                                        + "\(envelope.accountID)")
@@ -83,7 +80,8 @@ struct GoogleNotificationHandler: JobHandler {
             return receipt.complete("skipped: environment mismatch")
         }
         let serialKey = Mirror.lockKey(connectionID: connection.id, lineage: snapshot.lineage)
-        return receipt.complete("mirrored", serialKey: serialKey) { db in
+        let readAhead = Mirror.readAhead(snapshot, connection: connection)
+        return receipt.complete("mirrored", serialKey: serialKey, readAhead: readAhead) { db in
             try StoreFailures.mirroring {
                 let outcome = try Mirror.apply(snapshot, connection: connection, on: db)
                 try GoogleAcknowledgement.scheduleIfNeeded(snapshot, outcome: outcome, connection: connection, on: db)
