@@ -4,8 +4,8 @@
 /// A group commit writes many jobs in one transaction, and each job's writes began with a round trip of their own
 /// for their lineage's lock and what the mirror knew under it. Sent ahead for the whole batch at once, those
 /// answers wait on the connection (`keep`) until the job's writes ask for them (`takeAnswers`), and each job's
-/// writes start one round trip later instead of waiting for one. Whoever sends them ahead must make sure nothing
-/// the transaction does in between can change their answers (the work of other keys only, never the same key's).
+/// writes skip that round trip. Whoever sends them ahead must make sure nothing the transaction does in between
+/// can change their answers (the work of other keys only, never the same key's).
 public struct PostgresReadAhead: Sendable {
     /// What the answers are kept under: the work that will ask for them names it.
     public let key: String

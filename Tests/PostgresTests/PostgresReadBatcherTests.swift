@@ -17,24 +17,10 @@ struct PostgresReadBatcherTests {
     @Test("callers that wait together are sent in one pipeline, each answered with its own rows")
     func batchesWaitingCallers() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
-            let answers = try await withHeldConnection(db) { pool, release in
-                let batcher = PostgresReadBatcher(pool: pool, maxFlushes: 1)
-                return try await withThrowingTaskGroup(of: (Int, Int64, Int64).self) { group in
-                    for value in 1...20 {
-                        group.addTask {
-                            let rows = try await batcher.read(Self.reads(value))
-                            return (value, try rows[0][0].decode(0), try rows[1][0].decode(0))
-                        }
-                    }
-                    // The first batch may have taken only the first callers before it began waiting for the connection.
-                    try await eventually("20 callers waiting for the held connection") { await batcher.waiting == 20 }
-                    await release()
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-            }
+            let answers = try await readTogether(1...20, maxStatements: 400, db)
             #expect(answers.count == 20)
-            #expect(answers.allSatisfy { Int64($0.0) == $0.1 }, "a caller got another caller's rows")
-            #expect(Set(answers.map(\.2)).count <= 2, "the waiting callers were not sent together")
+            #expect(answers.allSatisfy { Int64($0.value) == $0.read }, "a caller got another caller's rows")
+            #expect(Set(answers.map(\.transaction)).count <= 2, "the waiting callers were not sent together")
         }
     }
 
@@ -65,22 +51,9 @@ struct PostgresReadBatcherTests {
     @Test("a batch carries at most maxStatements statements, and never splits a caller's")
     func boundsBatches() async throws {
         try await TestDatabase.with(poolSize: 1) { db in
-            let answers = try await withHeldConnection(db) { pool, release in
-                let batcher = PostgresReadBatcher(pool: pool, maxFlushes: 1, maxStatements: 5)
-                return try await withThrowingTaskGroup(of: (Int, Int64, Int64).self) { group in
-                    for value in 1...9 {
-                        group.addTask {
-                            let rows = try await batcher.read(Self.reads(value))
-                            return (value, try rows[0][0].decode(0), try rows[1][0].decode(0))
-                        }
-                    }
-                    try await eventually("9 callers waiting for the held connection") { await batcher.waiting == 9 }
-                    await release()
-                    return try await group.reduce(into: []) { $0.append($1) }
-                }
-            }
-            #expect(answers.allSatisfy { Int64($0.0) == $0.1 }, "a caller got another caller's rows")
-            let perTransaction = Dictionary(grouping: answers, by: \.2).values.map(\.count)
+            let answers = try await readTogether(1...9, maxStatements: 5, db)
+            #expect(answers.allSatisfy { Int64($0.value) == $0.read }, "a caller got another caller's rows")
+            let perTransaction = Dictionary(grouping: answers, by: \.transaction).values.map(\.count)
             #expect(perTransaction.allSatisfy { $0 <= 2 }, "a batch carried more than 5 statements: \(perTransaction)")
             #expect(perTransaction.filter { $0 == 2 }.count >= 3, "callers were not batched: \(perTransaction)")
         }
@@ -93,6 +66,31 @@ struct PostgresReadBatcherTests {
             await pool.close()
             let batcher = PostgresReadBatcher(pool: pool)
             await #expect(throws: PostgresError.self) { try await batcher.read(Self.reads(1)) }
+        }
+    }
+
+    /// One caller for each of `values` reads `reads(value)` through a batcher of one flush while the pool's only
+    /// connection is held, which is released once every caller waits; each caller's value, what it read back, and
+    /// the transaction its reads ran in.
+    private func readTogether(_ values: ClosedRange<Int>, maxStatements: Int, _ db: TestDatabase) async throws
+        -> [(value: Int, read: Int64, transaction: Int64)]
+    {
+        try await withHeldConnection(db) { pool, release in
+            let batcher = PostgresReadBatcher(pool: pool, maxFlushes: 1, maxStatements: maxStatements)
+            return try await withThrowingTaskGroup(of: (value: Int, read: Int64, transaction: Int64).self) { group in
+                for value in values {
+                    group.addTask {
+                        let rows = try await batcher.read(Self.reads(value))
+                        return (value, try rows[0][0].decode(0), try rows[1][0].decode(0))
+                    }
+                }
+                // The first batch may have taken only the first callers before it began waiting for the connection.
+                try await eventually("\(values.count) callers waiting for the held connection") {
+                    await batcher.waiting == values.count
+                }
+                await release()
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
         }
     }
 
