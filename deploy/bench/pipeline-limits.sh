@@ -176,6 +176,8 @@ for _ in $(seq "$ROUNDS"); do
   before=$(pg_ticks)
   # `times` in the subshell prints its children's (pgbench's) user and system time on its second line.
   floor=$(pgbench -n -M prepared -c 16 -j 2 -T "$FLOOR_SECONDS" -D lo="$lo" -D hi="$hi" "${SCRIPTS[@]}" "$URL" 2>/dev/null; times)
+  # The floor's jobs left queued would be the next run's; clearing them is the floor's work too.
+  psql -X "$URL" -qc "DELETE FROM jobs WHERE kind IN ('$STORE.notification', 'google.acknowledge')"
   vacuum
   floor_pg_ticks=$(( $(pg_ticks) - before ))
   floor_client_cpu=$(echo "$floor" | tail -1 | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }; print t }')
@@ -183,8 +185,6 @@ for _ in $(seq "$ROUNDS"); do
   floor_notifications=$(echo "$floor" | awk -v batch=$BATCH '/^ - [0-9]+ transactions/ { n++; if (n == 2 || n == 3) t += $2 }
                                                               END { print t * batch }')
   floors+="$floor_notifications $floor_pg_ticks $floor_client_cpu"$'\n'
-  # The floor's bodies left queued would be the next run's jobs.
-  psql -X "$URL" -qc "DELETE FROM jobs WHERE kind IN ('$STORE.notification', 'google.acknowledge')"
 done
 
 # The HTTP floor: the server serves until its stdin (fd 3 here) closes.
