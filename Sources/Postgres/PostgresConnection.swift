@@ -296,12 +296,6 @@ public actor PostgresConnection {
         _ = try consume(PQexec(conn, sql))
     }
 
-    /// Runs `body` on this connection, each statement committing on its own: for reads that need no
-    /// transaction, one round trip a statement instead of three.
-    public func run<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) throws -> T {
-        try body(self)
-    }
-
     /// Runs `body`, then reads whether the connection broke, in one visit to the connection's thread: a pool that
     /// lent it takes it back without a second visit (two thread switches) just to ask.
     func lent<T: Sendable>(_ body: (isolated PostgresConnection) throws -> T) -> (result: Result<T, any Error>, broken: Bool) {

@@ -84,9 +84,9 @@ public actor PostgresPool {
         try await run { connection in try connection.transaction(body) }
     }
 
-    /// Runs `body`'s statements, each autocommitted, on a pooled connection; see `PostgresConnection.run`. Unlike
-    /// `withConnection`, the connection's thread is visited once: `body` and the check that the connection is still
-    /// whole run together.
+    /// Runs `body`'s statements on a pooled connection, each committing on its own: for reads that need no
+    /// transaction, one round trip a statement instead of three. Unlike `withConnection`, the connection's thread is
+    /// visited once: `body` and the check that the connection is still whole run together.
     public nonisolated func run<T: Sendable>(_ body: @Sendable (isolated PostgresConnection) throws -> T) async throws -> T {
         let connection = try await acquire()
         let (result, broken) = await connection.lent(body)

@@ -32,9 +32,10 @@ import Testing
                 "SELECT history_revision FROM store_purchases WHERE lineage = $1", [lineage])[0].decodeOptional(0)
             #expect(revision != nil, "the simulator's history has a revision to keep")
             let connectionID = pipeline.connection.id
+            let reads = PostgresReadBatcher(pool: pool)
 
             let claimed = try await AppleNotificationReads.read(
-                accountID: pipeline.accountID, claims: Self.claims(uuid: seen, lineage: lineage), reads: PostgresReadBatcher(pool: pool))
+                accountID: pipeline.accountID, claims: Self.claims(uuid: seen, lineage: lineage), reads: reads)
             #expect(claimed.connections.map(\.id) == [connectionID])
             #expect(try await claimed.alreadyProcessed(seen, pool: pool))
             #expect(try await claimed.alreadyProcessed(UUID().uuidString, pool: pool) == false)
@@ -42,7 +43,7 @@ import Testing
             #expect(try await claimed.revision(connectionID: connectionID, lineage: "no-such-lineage", pool: pool) == nil)
 
             let other = try await AppleNotificationReads.read(
-                accountID: pipeline.accountID, claims: Self.claims(uuid: UUID().uuidString, lineage: "other"), reads: PostgresReadBatcher(pool: pool))
+                accountID: pipeline.accountID, claims: Self.claims(uuid: UUID().uuidString, lineage: "other"), reads: reads)
             #expect(try await other.alreadyProcessed(seen, pool: pool), "read from the database, not from the claim")
             #expect(try await other.revision(connectionID: connectionID, lineage: lineage, pool: pool) == revision)
         }
